@@ -1,0 +1,27 @@
+package llm
+
+import (
+	"errors"
+
+	"github.com/openai/openai-go/v3"
+
+	"google.golang.org/genai"
+)
+
+// HTTPStatus returns the HTTP status of a backend error: a Gemini API error,
+// or an OpenAI-compatible server's.
+func HTTPStatus(err error) (int, bool) {
+	var ge genai.APIError
+	if errors.As(err, &ge) {
+		return ge.Code, true
+	}
+	var gp *genai.APIError
+	if errors.As(err, &gp) && gp != nil {
+		return gp.Code, true
+	}
+	var oe *openai.Error
+	if errors.As(err, &oe) && oe != nil {
+		return oe.StatusCode, true
+	}
+	return 0, false
+}

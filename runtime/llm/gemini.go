@@ -1,0 +1,82 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+
+	"google.golang.org/genai"
+)
+
+// ErrNoCredentials reports a backend that cannot run for lack of credentials.
+var ErrNoCredentials = errors.New("no model credentials")
+
+// GeminiConfig configures the Gemini backend.
+type GeminiConfig struct {
+	// APIKey is a Gemini API key. Unused with VertexAI.
+	APIKey string
+	// VertexAI selects Vertex AI (with Project and Location, and application
+	// default credentials) instead of the Gemini API.
+	VertexAI bool
+	Project  string
+	Location string
+	// BaseURL overrides the API endpoint: a gateway, or a fake server in tests.
+	BaseURL string
+	// HTTPClient is used for every request when set.
+	HTTPClient *http.Client
+	// UserAgent is sent as the x-goog-api-client and user-agent headers.
+	UserAgent string
+}
+
+// Gemini is the Backend for Gemini models, through the genai client.
+type Gemini struct {
+	client *genai.Client
+}
+
+// NewGemini creates the genai client for cfg. It fails with ErrNoCredentials
+// when neither an API key nor Vertex AI is configured.
+func NewGemini(ctx context.Context, cfg GeminiConfig) (*Gemini, error) {
+	cc := &genai.ClientConfig{HTTPClient: cfg.HTTPClient}
+	if cfg.VertexAI {
+		cc.Backend = genai.BackendVertexAI
+		cc.Project = cfg.Project
+		cc.Location = cfg.Location
+		if cc.Project == "" || cc.Location == "" {
+			return nil, fmt.Errorf("%w: Vertex AI needs GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION", ErrNoCredentials)
+		}
+	} else {
+		if cfg.APIKey == "" {
+			return nil, fmt.Errorf("%w: set GEMINI_API_KEY (or GOOGLE_API_KEY), or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION", ErrNoCredentials)
+		}
+		cc.Backend = genai.BackendGeminiAPI
+		cc.APIKey = cfg.APIKey
+	}
+	cc.HTTPOptions.BaseURL = cfg.BaseURL
+	if cfg.UserAgent != "" {
+		cc.HTTPOptions.Headers = http.Header{}
+		cc.HTTPOptions.Headers.Set("x-goog-api-client", cfg.UserAgent)
+		cc.HTTPOptions.Headers.Set("user-agent", cfg.UserAgent)
+	}
+	client, err := genai.NewClient(ctx, cc)
+	if err != nil {
+		return nil, fmt.Errorf("create Gemini client: %w", err)
+	}
+	return &Gemini{client: client}, nil
+}
+
+// GenerateContent implements Backend.
+func (g *Gemini) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return g.client.Models.GenerateContent(ctx, model, contents, cfg)
+}
+
+// GenerateContentStream implements Backend.
+func (g *Gemini) GenerateContentStream(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return g.client.Models.GenerateContentStream(ctx, model, contents, cfg)
+}
+
+// CountTokens implements Backend.
+func (g *Gemini) CountTokens(ctx context.Context, model string, contents []*genai.Content, cfg *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
+	return g.client.Models.CountTokens(ctx, model, contents, cfg)
+}

@@ -1,0 +1,178 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/agent/llmagent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/adk/v2/tool"
+
+	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// ModelResolver maps model names to backends; *llm.Resolver implements it.
+type ModelResolver interface {
+	Resolve(ctx context.Context, name string) (llm.Target, error)
+}
+
+// Config configures a Session. New fills the defaults.
+type Config struct {
+	// AppName, AgentName and UserID name the ADK app, agent and user;
+	// defaults "agentry", "agentry" and "user".
+	AppName, AgentName, UserID string
+	// SessionID is the session id; default a new UUID.
+	SessionID string
+	// Workspace is the primary workspace directory, reported in initialize.
+	Workspace string
+	// Model is the configured model name (see llm.ParseModel).
+	Model string
+	// Resolver maps model names to backends. Required.
+	Resolver ModelResolver
+	// Instruction is the system prompt.
+	Instruction string
+	// Chain is the request-processor chain; nil runs none.
+	Chain *processors.Chain
+	// Tools are offered to the model through the scheduler.
+	Tools []tools.Tool
+	// Policy decides tool approval; default: the default approval mode.
+	Policy *Policy
+	// Approver asks a human when the policy says Ask; nil denies such calls.
+	Approver Approver
+	// SessionService stores the conversation; default in-memory.
+	SessionService session.Service
+	// Plugins run after the processor chain and the session's own guard:
+	// hooks, loop detection, telemetry.
+	Plugins []*plugin.Plugin
+	// MaxTurns bounds the model calls of one stream; 0 or less is unlimited.
+	MaxTurns int
+	// Now and NewID make time and ids deterministic in tests.
+	Now   func() time.Time
+	NewID func() string
+	// Logger receives the session's diagnostics; default slog.Default().
+	Logger *slog.Logger
+	// OnClose functions run when the session closes.
+	OnClose []func() error
+}
+
+// New builds a session: an ADK LLM agent whose model is the dispatcher and
+// whose tools are scheduled, run by an ADK runner whose first plugin is the
+// processor chain.
+func New(ctx context.Context, cfg Config) (*Session, error) {
+	if cfg.Resolver == nil {
+		return nil, errors.New("runtime: a model resolver is required")
+	}
+	if _, err := llm.ParseModel(cfg.Model); err != nil {
+		return nil, err
+	}
+	sc := sessionConfig{
+		appName: or(cfg.AppName, "agentry"), agentName: or(cfg.AgentName, "agentry"),
+		userID: or(cfg.UserID, "user"), sessionID: cfg.SessionID,
+		workspace: cfg.Workspace, maxTurns: cfg.MaxTurns, resolver: cfg.Resolver,
+		now: cfg.Now, newID: cfg.NewID, closers: cfg.OnClose, tools: map[string]tools.Tool{},
+	}
+	if sc.now == nil {
+		sc.now = defaultNow
+	}
+	if sc.newID == nil {
+		sc.newID = defaultID
+	}
+	if sc.sessionID == "" {
+		sc.sessionID = sc.newID()
+	}
+	policy := cfg.Policy
+	if policy == nil {
+		var err error
+		if policy, err = NewPolicy("default", nil); err != nil {
+			return nil, err
+		}
+	}
+	dispatch := NewDispatcher(cfg.Resolver, cfg.Model)
+	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
+	for _, t := range cfg.Tools {
+		if _, dup := sc.tools[t.Name()]; dup {
+			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
+		}
+		sc.tools[t.Name()] = t
+		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver})
+	}
+	instruction := cfg.Instruction
+	ag, err := llmagent.New(llmagent.Config{
+		Name:        sc.agentName,
+		Description: "agentry, a coding agent working in the user's workspace",
+		Model:       dispatch,
+		// A provider, not Instruction: ADK would treat {braces} in the
+		// prompt as state placeholders.
+		InstructionProvider: func(agent.ReadonlyContext) (string, error) { return instruction, nil },
+		Tools:               adkTools,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: create agent: %w", err)
+	}
+	var plugins []*plugin.Plugin
+	if cfg.Chain != nil {
+		p, err := cfg.Chain.Plugin()
+		if err != nil {
+			return nil, fmt.Errorf("runtime: processor chain: %w", err)
+		}
+		plugins = append(plugins, p)
+	}
+	guard, err := plugin.New(plugin.Config{Name: "agentry-session-guard", BeforeModelCallback: guardModelCall})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: session guard: %w", err)
+	}
+	plugins = append(plugins, guard)
+	plugins = append(plugins, cfg.Plugins...)
+	svc := cfg.SessionService
+	if svc == nil {
+		svc = session.InMemoryService()
+	}
+	r, err := runner.New(runner.Config{
+		AppName: sc.appName, Agent: ag, SessionService: svc,
+		PluginConfig: runner.PluginConfig{Plugins: plugins}, AutoCreateSession: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: create runner: %w", err)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	return &Session{
+		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log,
+		baseCtx: base, baseCancel: cancel,
+		streams: map[string]*stream{}, subs: map[uint64]func(Event){},
+	}, nil
+}
+
+// guardModelCall counts the stream's model calls and stops the stream at its
+// limit, as gemini-cli's maxSessionTurns does.
+func guardModelCall(ctx agent.Context, _ *model.LLMRequest) (*model.LLMResponse, error) {
+	ss := streamStateFrom(ctx)
+	if ss == nil {
+		return nil, nil
+	}
+	n := ss.turns.Add(1)
+	if ss.maxTurns > 0 && n > int64(ss.maxTurns) {
+		ss.cancel(ErrMaxTurns)
+		return nil, ErrMaxTurns
+	}
+	return nil, nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

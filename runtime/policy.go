@@ -1,0 +1,264 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// Decision is what the approval policy decides for one tool call.
+type Decision int
+
+// Policy decisions.
+const (
+	// Allow runs the call.
+	Allow Decision = iota
+	// Ask needs a human: an interactive driver asks one; a batch run denies.
+	Ask
+	// Deny refuses the call.
+	Deny
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	}
+	return "deny"
+}
+
+// Outcome is a human's answer to an approval request, with gemini-cli's
+// ToolConfirmationOutcome spelling.
+type Outcome string
+
+// Approval outcomes.
+const (
+	ProceedOnce   Outcome = "proceed_once"
+	ProceedAlways Outcome = "proceed_always"
+	Cancel        Outcome = "cancel"
+)
+
+// ApprovalRequest describes a tool call waiting for a human.
+type ApprovalRequest struct {
+	CallID      string
+	Tool        string
+	DisplayName string
+	Description string
+	Kind        tools.Kind
+	Args        map[string]any
+}
+
+// Approver asks a human whether a tool call may run. Interactive drivers
+// (the A2A server, a terminal) provide one; batch runs have none, so every
+// call that needs a human is denied there.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Outcome, error)
+}
+
+// Policy decides which tool calls run without a human, following gemini-cli's
+// built-in policy rules: read-only tools always run; auto_edit also runs file
+// edits; yolo runs everything; plan runs only read-only tools; user allow
+// rules (settings tools.allowed, --allowed-tools) run the tools they name in
+// every mode, and a shell rule "run_shell_command(git status)" runs a
+// command only when every command in it starts with that prefix and it has
+// no redirection. It is safe for concurrent use.
+type Policy struct {
+	mode string
+
+	mu    sync.RWMutex
+	rules []allowRule
+}
+
+type allowRule struct {
+	tool   string
+	prefix string // for run_shell_command; "" allows every command
+}
+
+// NewPolicy returns the policy for an approval mode and allow rules.
+func NewPolicy(mode string, allowed []string) (*Policy, error) {
+	if config.ApprovalRank(mode) < 0 {
+		return nil, fmt.Errorf("unknown approval mode %q (want plan, default, auto_edit or yolo)", mode)
+	}
+	p := &Policy{mode: mode}
+	for _, a := range allowed {
+		r, err := parseAllowRule(a)
+		if err != nil {
+			return nil, err
+		}
+		p.rules = append(p.rules, r)
+	}
+	return p, nil
+}
+
+// Mode returns the approval mode.
+func (p *Policy) Mode() string { return p.mode }
+
+const shellTool = "run_shell_command"
+
+func parseAllowRule(s string) (allowRule, error) {
+	s = strings.TrimSpace(s)
+	name, rest, hasArgs := strings.Cut(s, "(")
+	name = strings.TrimSpace(name)
+	if name == "ShellTool" {
+		name = shellTool
+	}
+	if name == "" {
+		return allowRule{}, fmt.Errorf("allowed tool %q: empty tool name", s)
+	}
+	if !hasArgs {
+		return allowRule{tool: name}, nil
+	}
+	if !strings.HasSuffix(rest, ")") {
+		return allowRule{}, fmt.Errorf("allowed tool %q: missing closing parenthesis", s)
+	}
+	if name != shellTool {
+		return allowRule{}, fmt.Errorf("allowed tool %q: only run_shell_command takes a command prefix", s)
+	}
+	prefix := strings.TrimSpace(strings.TrimSuffix(rest, ")"))
+	if prefix == "" {
+		return allowRule{}, fmt.Errorf("allowed tool %q: empty command prefix", s)
+	}
+	return allowRule{tool: name, prefix: prefix}, nil
+}
+
+// AllowAlways adds a session rule after a human chose proceed_always: the
+// tool from now on, or for the shell the command's root command.
+func (p *Policy) AllowAlways(tool string, args map[string]any) {
+	r := allowRule{tool: tool}
+	if tool == shellTool {
+		cmd, _ := args["command"].(string)
+		fields := strings.Fields(cmd)
+		if len(fields) == 0 {
+			return
+		}
+		r.prefix = fields[0]
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rules = append(p.rules, r)
+}
+
+// Decide returns the decision for calling t with args, and for Deny the
+// message the model receives.
+func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
+	if p.matchesRule(t.Name(), args) {
+		return Allow, ""
+	}
+	kind := t.Kind()
+	switch {
+	case kind.ReadOnly():
+		return Allow, ""
+	case p.mode == config.ApprovalPlan:
+		return Deny, "Tool execution denied by policy. You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked."
+	case p.mode == config.ApprovalYolo:
+		return Allow, ""
+	case p.mode == config.ApprovalAutoEdit && kind == tools.KindEdit:
+		return Allow, ""
+	}
+	return Ask, ""
+}
+
+func (p *Policy) matchesRule(name string, args map[string]any) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, r := range p.rules {
+		if r.tool != name {
+			continue
+		}
+		if r.prefix == "" {
+			return true
+		}
+		cmd, _ := args["command"].(string)
+		if shellCommandsMatch(cmd, r.prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// shellCommandsMatch reports whether every simple command in cmd starts with
+// prefix (on a word boundary) and nothing in cmd escapes that check: no
+// redirection, command or process substitution, subshell, function or
+// variable expansion. Anything it cannot prove safe needs a human.
+func shellCommandsMatch(cmd, prefix string) bool {
+	file, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil || len(file.Stmts) == 0 {
+		return false
+	}
+	want := strings.Fields(prefix)
+	ok := true
+	calls := 0
+	syntax.Walk(file, func(node syntax.Node) bool {
+		if !ok {
+			return false
+		}
+		switch n := node.(type) {
+		case *syntax.Stmt:
+			if len(n.Redirs) > 0 || n.Background || n.Coprocess {
+				ok = false
+			}
+		case *syntax.CallExpr:
+			if len(n.Assigns) > 0 {
+				ok = false
+				return false
+			}
+			words := make([]string, 0, len(n.Args))
+			for _, w := range n.Args {
+				lit, isLit := literalWord(w)
+				if !isLit {
+					ok = false
+					return false
+				}
+				words = append(words, lit)
+			}
+			calls++
+			if len(words) < len(want) || !slices.Equal(words[:len(want)], want) {
+				ok = false
+			}
+			return false
+		case *syntax.BinaryCmd, *syntax.File:
+		case *syntax.Subshell, *syntax.Block, *syntax.FuncDecl, *syntax.CmdSubst, *syntax.ProcSubst,
+			*syntax.ArithmCmd, *syntax.TestClause, *syntax.DeclClause, *syntax.LetClause,
+			*syntax.TimeClause, *syntax.CoprocClause, *syntax.IfClause, *syntax.WhileClause,
+			*syntax.ForClause, *syntax.CaseClause:
+			ok = false
+			return false
+		}
+		return true
+	})
+	return ok && calls > 0
+}
+
+// literalWord returns the value of a word made only of literal text and
+// quotes without expansions.
+func literalWord(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, qp := range p.Parts {
+				lit, isLit := qp.(*syntax.Lit)
+				if !isLit {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}

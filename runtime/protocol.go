@@ -1,0 +1,75 @@
+// Package runtime is agentry's agent runtime: the AgentProtocol interface and
+// its events, and the ADK-backed session that implements it. A session owns
+// an ADK runner whose model is agentry's dispatcher (backends picked by
+// model name) and whose tools go through agentry's scheduler (approval, live
+// output). Drivers — the batch CLI, a parent agent, the A2A server — only
+// see protocol events.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"iter"
+)
+
+// AgentProtocol is a conversation with an agent, as gemini-cli's agent
+// protocol defines it. Each Send that carries a message starts a stream of
+// events: message{user}, agent_start, session_update{model}, the model's
+// messages and tool calls, usage, and agent_end.
+type AgentProtocol interface {
+	// Send hands the agent a payload. A message starts a new stream whose
+	// id is returned before any of that stream's events is emitted; streams
+	// of one session run one after another, in Send order. A payload that
+	// starts no stream (an update) returns "".
+	Send(ctx context.Context, p Send) (streamID string, err error)
+	// Subscribe calls fn with every event emitted from now on, in order,
+	// from the emitting goroutine; fn must not block for long. The returned
+	// function unsubscribes.
+	Subscribe(fn func(Event)) (unsubscribe func())
+	// Stream yields the events of one stream, from its first event (already
+	// emitted ones are replayed), and ends after its agent_end. It fails if
+	// ctx ends first or the stream is unknown.
+	Stream(ctx context.Context, streamID string) iter.Seq2[Event, error]
+	// Abort stops the active stream, and every stream queued behind it, with
+	// cause (ErrAborted if nil). The session stays usable for the next Send.
+	Abort(cause error)
+	// Events returns a copy of every event emitted so far.
+	Events() []Event
+	// Close aborts any work and releases the session's resources.
+	Close() error
+}
+
+// Send is a payload for AgentProtocol.Send: exactly one of Message and
+// Update.
+type Send struct {
+	Message *SendMessage   `json:"message,omitempty"`
+	Update  *SessionUpdate `json:"update,omitempty"`
+	Meta    map[string]any `json:"_meta,omitempty"`
+}
+
+// SendMessage is a user message.
+type SendMessage struct {
+	Content []ContentPart `json:"content"`
+	// DisplayContent, when set, is what the user typed, shown in the user
+	// message event in place of Content (which may have expanded @files).
+	DisplayContent string `json:"displayContent,omitempty"`
+}
+
+// TextMessage returns a Send carrying one text message.
+func TextMessage(text string) Send {
+	return Send{Message: &SendMessage{Content: []ContentPart{TextPart(text)}}}
+}
+
+// Sentinel errors of the runtime.
+var (
+	// ErrAborted is the cause of a stream stopped by Abort.
+	ErrAborted = errors.New("aborted")
+	// ErrMaxTurns is the cause of a stream stopped at its model-call limit.
+	ErrMaxTurns = errors.New("maximum session turns exceeded")
+	// ErrClosed reports a call on a closed session.
+	ErrClosed = errors.New("session closed")
+	// ErrInvalidSend reports a malformed Send payload.
+	ErrInvalidSend = errors.New("invalid send")
+	// ErrUnknownStream reports a stream id the session never issued.
+	ErrUnknownStream = errors.New("unknown stream")
+)

@@ -1,0 +1,124 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/tool"
+	"google.golang.org/adk/v2/tool/toolutils"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// scheduledTool is how an agentry tool appears to ADK. Its Run is the tool
+// scheduler for one call: it runs after any BeforeTool hook, asks the policy
+// (and, when needed, a human), executes the tool with its live output going
+// out as tool_update events, and turns the result into the function
+// response the model reads — {"output": …} on success, an error otherwise,
+// which ADK sends as {"error": …}, as gemini-cli's scheduler does.
+type scheduledTool struct {
+	t        tools.Tool
+	policy   *Policy
+	approver Approver
+}
+
+var _ tool.Tool = (*scheduledTool)(nil)
+
+func (st *scheduledTool) Name() string        { return st.t.Name() }
+func (st *scheduledTool) Description() string { return st.t.Declaration().Description }
+func (st *scheduledTool) IsLongRunning() bool { return false }
+
+// Declaration returns the tool's function declaration.
+func (st *scheduledTool) Declaration() *genai.FunctionDeclaration { return st.t.Declaration() }
+
+// ProcessRequest adds the tool to the request ADK is building.
+func (st *scheduledTool) ProcessRequest(_ agent.Context, req *model.LLMRequest) error {
+	return toolutils.PackTool(req, st)
+}
+
+// Run schedules one call.
+func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (map[string]any, error) {
+	ss := streamStateFrom(ctx)
+	callID := ctx.FunctionCallID()
+	info := &callInfo{tool: st.t}
+	if ss != nil {
+		ss.setCall(callID, info)
+	}
+	// A call queued behind one that was aborted must not start.
+	if err := context.Cause(ctx); err != nil {
+		info.errType = tools.ErrCancelled
+		return nil, err
+	}
+	args, ok := rawArgs.(map[string]any)
+	if !ok && rawArgs != nil {
+		info.errType = tools.ErrInvalidParams
+		return nil, fmt.Errorf("invalid arguments for %s: want a JSON object, got %T", st.t.Name(), rawArgs)
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+
+	decision, denyMsg := st.policy.Decide(st.t, args)
+	switch decision {
+	case Ask:
+		if st.approver == nil {
+			info.errType = tools.ErrPolicyViolation
+			info.decision = "reject"
+			return nil, fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.", st.t.DisplayName()) //nolint:staticcheck // the model reads gemini-cli's sentence
+		}
+		outcome, err := st.approver.Approve(ctx, ApprovalRequest{
+			CallID: callID, Tool: st.t.Name(), DisplayName: st.t.DisplayName(),
+			Description: st.t.Describe(args), Kind: st.t.Kind(), Args: args,
+		})
+		if err != nil {
+			info.errType = tools.ErrCancelled
+			return nil, fmt.Errorf("approval of %s failed: %w", st.t.Name(), err)
+		}
+		switch outcome {
+		case ProceedOnce:
+			info.decision = "accept"
+		case ProceedAlways:
+			info.decision = "auto_accept"
+			st.policy.AllowAlways(st.t.Name(), args)
+		default:
+			info.errType = tools.ErrPolicyViolation
+			info.decision = "reject"
+			return nil, errors.New("User denied execution.") //nolint:staticcheck // the model reads gemini-cli's sentence
+		}
+	case Deny:
+		info.errType = tools.ErrPolicyViolation
+		info.decision = "reject"
+		return nil, errors.New(denyMsg)
+	default:
+		info.decision = "auto_accept"
+	}
+
+	call := tools.Call{ID: callID, Args: args}
+	if ss != nil {
+		call.Output = func(chunk string) { ss.toolOutput(callID, chunk) }
+	}
+	start := time.Now()
+	res, err := st.t.Execute(ctx, call)
+	info.durationMs = time.Since(start).Milliseconds()
+	if err != nil {
+		info.errType = tools.TypeOf(err)
+		if info.errType.Fatal() && ss != nil {
+			ss.cancel(&FatalToolError{Tool: st.t.Name(), Err: err})
+		}
+		return nil, err
+	}
+	info.result = res
+	return map[string]any{"output": res.LLMContent}, nil
+}
+
+// toolOutput emits a running call's live output.
+func (ss *streamState) toolOutput(callID, chunk string) {
+	ss.session.emit(ss.stream, Event{Type: EventToolUpdate, ToolUpdate: &ToolUpdate{
+		RequestID: callID, Content: []ContentPart{TextPart(chunk)},
+	}})
+}

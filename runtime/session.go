@@ -1,0 +1,465 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentry-dev/agentry/tools"
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/platform"
+	"google.golang.org/adk/v2/runner"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+)
+
+// Session is the ADK-backed AgentProtocol. It owns one ADK runner and one
+// ADK session; streams run one at a time, in Send order, on a goroutine the
+// session starts when work arrives and stops when the queue is empty.
+type Session struct {
+	cfg      sessionConfig
+	runner   *runner.Runner
+	svc      session.Service
+	dispatch *Dispatcher
+	log      *slog.Logger
+
+	baseCtx    context.Context
+	baseCancel context.CancelCauseFunc
+
+	mu          sync.Mutex // guards the fields below
+	queue       []*stream
+	active      *stream
+	running     bool
+	closed      bool
+	streams     map[string]*stream
+	initialized bool
+	drained     sync.WaitGroup
+
+	// emitMu serialises emission: event ids, log order and subscriber calls
+	// follow one total order. Subscribers are called with emitMu held and
+	// logMu released, so they may call Events, Send or Abort.
+	emitMu  sync.Mutex
+	logMu   sync.RWMutex // guards events, subs, nextSub
+	events  []Event
+	subs    map[uint64]func(Event)
+	nextSub uint64
+}
+
+// stream is one Send's activity.
+type stream struct {
+	id      string
+	content *genai.Content
+	display string
+	meta    map[string]any
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	counter int // next event number; guarded by Session.emitMu
+}
+
+var _ AgentProtocol = (*Session)(nil)
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.cfg.sessionID }
+
+// Model returns the configured model name that the next stream starts with.
+func (s *Session) Model() string { return s.dispatch.Model() }
+
+// Send implements AgentProtocol.
+func (s *Session) Send(ctx context.Context, p Send) (string, error) {
+	if (p.Message == nil) == (p.Update == nil) {
+		return "", fmt.Errorf("%w: set exactly one of message and update", ErrInvalidSend)
+	}
+	if p.Update != nil {
+		if p.Update.Model != "" {
+			if err := s.dispatch.SetModel(p.Update.Model); err != nil {
+				return "", fmt.Errorf("%w: %w", ErrInvalidSend, err)
+			}
+		}
+		return "", nil
+	}
+	content, err := toGenaiContent(p.Message.Content)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrInvalidSend, err)
+	}
+	st := &stream{
+		id:      s.cfg.newID(),
+		content: content,
+		display: p.Message.DisplayContent,
+		meta:    p.Meta,
+	}
+	// A stream outlives the Send call that starts it, so its context derives
+	// from the session's, not from ctx.
+	st.ctx, st.cancel = context.WithCancelCause(s.baseCtx)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		st.cancel(ErrClosed)
+		return "", ErrClosed
+	}
+	s.streams[st.id] = st
+	s.queue = append(s.queue, st)
+	if !s.running {
+		s.running = true
+		s.drained.Add(1)
+		go s.drain()
+	}
+	return st.id, nil
+}
+
+// drain runs queued streams until the queue is empty.
+func (s *Session) drain() {
+	defer s.drained.Done()
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.running = false
+			s.active = nil
+			s.mu.Unlock()
+			return
+		}
+		st := s.queue[0]
+		s.queue = s.queue[1:]
+		s.active = st
+		s.mu.Unlock()
+		s.run(st)
+		st.cancel(nil)
+	}
+}
+
+// Abort implements AgentProtocol.
+func (s *Session) Abort(cause error) {
+	if cause == nil {
+		cause = ErrAborted
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active != nil {
+		s.active.cancel(cause)
+	}
+	for _, st := range s.queue {
+		st.cancel(cause)
+	}
+}
+
+// Close implements AgentProtocol. It aborts every stream and waits for the
+// running one to emit its agent_end.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.Abort(ErrClosed)
+	s.drained.Wait()
+	s.baseCancel(ErrClosed)
+	var errs []error
+	for _, c := range s.cfg.closers {
+		if err := c(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Events implements AgentProtocol.
+func (s *Session) Events() []Event {
+	s.logMu.RLock()
+	defer s.logMu.RUnlock()
+	out := make([]Event, len(s.events))
+	copy(out, s.events)
+	return out
+}
+
+// Subscribe implements AgentProtocol.
+func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) {
+	s.logMu.Lock()
+	id := s.nextSub
+	s.nextSub++
+	s.subs[id] = fn
+	s.logMu.Unlock()
+	return func() {
+		s.logMu.Lock()
+		delete(s.subs, id)
+		s.logMu.Unlock()
+	}
+}
+
+// Stream implements AgentProtocol.
+func (s *Session) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		s.mu.Lock()
+		_, known := s.streams[streamID]
+		s.mu.Unlock()
+		if !known {
+			yield(Event{}, fmt.Errorf("%w %q", ErrUnknownStream, streamID))
+			return
+		}
+		q := &eventQueue{wake: make(chan struct{}, 1)}
+		// Snapshot and subscribe under one lock, so every event is seen
+		// exactly once: earlier ones from the snapshot, later ones from the
+		// subscription.
+		s.logMu.Lock()
+		for _, ev := range s.events {
+			if ev.StreamID == streamID {
+				q.items = append(q.items, ev)
+			}
+		}
+		id := s.nextSub
+		s.nextSub++
+		s.subs[id] = func(ev Event) {
+			if ev.StreamID == streamID {
+				q.push(ev)
+			}
+		}
+		s.logMu.Unlock()
+		defer func() {
+			s.logMu.Lock()
+			delete(s.subs, id)
+			s.logMu.Unlock()
+		}()
+		for {
+			for _, ev := range q.take() {
+				if !yield(ev, nil) {
+					return
+				}
+				if ev.Type == EventAgentEnd {
+					return
+				}
+			}
+			select {
+			case <-q.wake:
+			case <-ctx.Done():
+				yield(Event{}, context.Cause(ctx))
+				return
+			}
+		}
+	}
+}
+
+// eventQueue is an unbounded queue, so emission never waits for a slow
+// Stream consumer.
+type eventQueue struct {
+	mu    sync.Mutex
+	items []Event
+	wake  chan struct{}
+}
+
+func (q *eventQueue) push(ev Event) {
+	q.mu.Lock()
+	q.items = append(q.items, ev)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *eventQueue) take() []Event {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	items := q.items
+	q.items = nil
+	return items
+}
+
+// emit assigns the event its id and timestamp, appends it to the log and
+// hands it to subscribers.
+func (s *Session) emit(st *stream, ev Event) Event {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	ev.StreamID = st.id
+	ev.ID = fmt.Sprintf("%s-%d", st.id, st.counter)
+	st.counter++
+	ev.Timestamp = s.cfg.now()
+	s.logMu.Lock()
+	s.events = append(s.events, ev)
+	subs := make([]func(Event), 0, len(s.subs))
+	for _, fn := range s.subs {
+		subs = append(subs, fn)
+	}
+	s.logMu.Unlock()
+	for _, fn := range subs {
+		fn(ev)
+	}
+	return ev
+}
+
+// run executes one stream from its user message to its agent_end.
+func (s *Session) run(st *stream) {
+	s.mu.Lock()
+	first := !s.initialized
+	s.initialized = true
+	s.mu.Unlock()
+	if first {
+		s.emit(st, Event{Type: EventInitialize, Initialize: &Initialize{
+			SessionID: s.cfg.sessionID, Workspace: s.cfg.workspace, AgentID: s.cfg.agentName,
+		}})
+	}
+	s.emit(st, Event{Type: EventMessage, Meta: st.meta, Message: &Message{Role: RoleUser, Content: userDisplay(st)}})
+	s.emit(st, Event{Type: EventAgentStart})
+
+	ss := &streamState{session: s, stream: st, maxTurns: s.cfg.maxTurns}
+	ctx := withStreamState(st.ctx, ss)
+
+	modelName := s.dispatch.Model()
+	target, err := s.cfg.resolver.Resolve(ctx, modelName)
+	if err != nil {
+		s.finish(st, ss, nil, err)
+		return
+	}
+	ss.model = target.String()
+	s.emit(st, Event{Type: EventSessionUpdate, SessionUpdate: &SessionUpdate{Model: ss.model}})
+	if context.Cause(ctx) != nil {
+		s.finish(st, ss, nil, nil)
+		return
+	}
+
+	// One tool call at a time, in the model's order: edits and shell
+	// commands must not interleave, and replayed runs stay deterministic.
+	ctx = platform.WithTaskRunner(ctx, func(ctx context.Context, tasks []func(context.Context)) {
+		for _, task := range tasks {
+			task(ctx)
+		}
+	})
+	tr := newTranslator(s, st, ss)
+	var runErr error
+	for ev, err := range s.runner.Run(ctx, s.cfg.userID, s.cfg.sessionID, st.content, agent.RunConfig{StreamingMode: agent.StreamingModeSSE}) {
+		if err != nil {
+			if runErr == nil {
+				runErr = err
+			}
+			continue
+		}
+		tr.translate(ev)
+	}
+	s.finish(st, ss, tr, runErr)
+}
+
+// finish closes unanswered tool calls and emits the stream's last events.
+func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr error) {
+	cause := context.Cause(st.ctx)
+	if tr != nil {
+		s.closeDanglingCalls(st, tr, cause, runErr)
+	}
+	switch {
+	case errors.Is(cause, ErrMaxTurns):
+		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndMaxTurns, Data: map[string]any{
+			"code": "MAX_TURNS_EXCEEDED", "maxTurns": ss.maxTurns, "turnCount": ss.turnCount() - 1,
+		}}})
+	case cause != nil && !isFailureCause(cause):
+		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndAborted}})
+	case cause != nil || runErr != nil:
+		err := cause
+		if err == nil {
+			err = runErr
+		}
+		s.emit(st, errorEvent(err))
+		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndFailed}})
+	default:
+		reason := EndCompleted
+		if tr != nil {
+			reason = tr.endReason()
+			if ev, ok := tr.invalidStreamError(); ok {
+				s.emit(st, ev)
+			}
+		}
+		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: reason}})
+	}
+}
+
+// isFailureCause reports whether an invocation was cancelled because it
+// failed (a fatal tool error) rather than stopped on request.
+func isFailureCause(cause error) bool {
+	var fatal *FatalToolError
+	return errors.As(cause, &fatal)
+}
+
+// closeDanglingCalls answers every function call of the session that has no
+// response — a call cut off by an abort — with a synthetic error response,
+// so the next request's history is one Gemini accepts, and tells drivers
+// with a tool_response.
+func (s *Session) closeDanglingCalls(st *stream, tr *translator, cause, runErr error) {
+	ctx := context.WithoutCancel(st.ctx)
+	resp, err := s.svc.Get(ctx, &session.GetRequest{AppName: s.cfg.appName, UserID: s.cfg.userID, SessionID: s.cfg.sessionID})
+	if err != nil {
+		s.log.Warn("cannot load session to close unanswered tool calls", "session", s.cfg.sessionID, "err", err)
+		return
+	}
+	sess := resp.Session
+	answered := map[string]bool{}
+	var open []*genai.FunctionCall
+	var invocation string
+	for ev := range sess.Events().All() {
+		if ev.Content == nil {
+			continue
+		}
+		for _, p := range ev.Content.Parts {
+			switch {
+			case p.FunctionResponse != nil:
+				answered[p.FunctionResponse.ID] = true
+			case p.FunctionCall != nil:
+				open = append(open, p.FunctionCall)
+				invocation = ev.InvocationID
+			}
+		}
+	}
+	reason := cause
+	if reason == nil {
+		reason = runErr
+	}
+	if reason == nil {
+		reason = errors.New("the run ended before the tool answered")
+	}
+	var parts []*genai.Part
+	for _, fc := range open {
+		if answered[fc.ID] {
+			continue
+		}
+		msg := fmt.Sprintf("[Operation Cancelled] Reason: %v", reason)
+		parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{
+			ID: fc.ID, Name: fc.Name, Response: map[string]any{"error": msg},
+		}})
+		tr.cancelledCall(fc, msg)
+	}
+	if len(parts) == 0 {
+		return
+	}
+	ev := session.NewEvent(ctx, invocation)
+	ev.Author = s.cfg.agentName
+	ev.Content = &genai.Content{Role: genai.RoleUser, Parts: parts}
+	if err := s.svc.AppendEvent(ctx, sess, ev); err != nil {
+		s.log.Warn("cannot close unanswered tool calls", "session", s.cfg.sessionID, "err", err)
+	}
+}
+
+func userDisplay(st *stream) []ContentPart {
+	if st.display != "" {
+		return []ContentPart{TextPart(st.display)}
+	}
+	return fromGenaiParts(st.content.Parts)
+}
+
+// sessionConfig is the resolved configuration of a Session.
+type sessionConfig struct {
+	appName, agentName, userID, sessionID string
+	workspace                             string
+	maxTurns                              int
+	resolver                              ModelResolver
+	tools                                 map[string]tools.Tool
+	now                                   func() time.Time
+	newID                                 func() string
+	closers                               []func() error
+}
+
+func defaultNow() time.Time { return time.Now() }
+
+func defaultID() string { return uuid.NewString() }

@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// streamState is what one running stream shares with the pieces ADK calls
+// on its behalf — the dispatcher, the tool scheduler, the session guard —
+// carried on the invocation's context.
+type streamState struct {
+	session  *Session
+	stream   *stream
+	model    string // the resolved model the stream started with
+	maxTurns int
+	turns    atomic.Int64
+
+	mu    sync.Mutex
+	calls map[string]*callInfo // by function call id
+}
+
+// callInfo is what the scheduler learned about one tool call, for the
+// tool_response event and the run's statistics.
+type callInfo struct {
+	tool       tools.Tool
+	result     tools.Result
+	errType    tools.ErrorType
+	decision   string // accept, reject, modify, auto_accept
+	durationMs int64
+}
+
+type streamStateKey struct{}
+
+func withStreamState(ctx context.Context, ss *streamState) context.Context {
+	return context.WithValue(ctx, streamStateKey{}, ss)
+}
+
+func streamStateFrom(ctx context.Context) *streamState {
+	ss, _ := ctx.Value(streamStateKey{}).(*streamState)
+	return ss
+}
+
+func (ss *streamState) turnCount() int { return int(ss.turns.Load()) }
+
+// cancel stops the stream's invocation with cause.
+func (ss *streamState) cancel(cause error) { ss.stream.cancel(cause) }
+
+func (ss *streamState) setCall(id string, info *callInfo) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.calls == nil {
+		ss.calls = map[string]*callInfo{}
+	}
+	ss.calls[id] = info
+}
+
+func (ss *streamState) call(id string) *callInfo {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.calls[id]
+}
+
+// FatalToolError is the cause of a stream stopped because a tool failed in a
+// way no model can recover from, such as a full disk.
+type FatalToolError struct {
+	Tool string
+	Err  error
+}
+
+func (e *FatalToolError) Error() string {
+	return fmt.Sprintf("Error executing tool %s: %v", e.Tool, e.Err)
+}
+
+// Unwrap returns the tool's error.
+func (e *FatalToolError) Unwrap() error { return e.Err }

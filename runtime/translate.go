@@ -1,0 +1,348 @@
+package runtime
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// translator turns the ADK events of one stream into protocol events, as
+// gemini-cli's event translator turns its stream events: text deltas become
+// agent messages, function calls tool_requests, function responses
+// tool_responses, usage metadata usage events.
+type translator struct {
+	s  *Session
+	st *stream
+	ss *streamState
+
+	// streamed is set once a partial event carried text for the model
+	// response under way, so its complete event does not repeat the text.
+	streamed bool
+	// finish and errCode come from the last complete model response.
+	finish  genai.FinishReason
+	errCode string
+	errMsg  string
+	names   map[string]string // pending call id -> tool name
+}
+
+func newTranslator(s *Session, st *stream, ss *streamState) *translator {
+	return &translator{s: s, st: st, ss: ss, names: map[string]string{}}
+}
+
+func (t *translator) emit(ev Event) { t.s.emit(t.st, ev) }
+
+func (t *translator) translate(ev *session.Event) {
+	if ev == nil || ev.Author == "user" {
+		return
+	}
+	if ev.Partial {
+		if ev.Content != nil {
+			if parts := fromGenaiParts(ev.Content.Parts); len(parts) > 0 {
+				t.streamed = true
+				t.emitMessage(parts)
+			}
+		}
+		return
+	}
+	if ev.Content == nil {
+		if ev.ErrorCode != "" {
+			t.finish, t.errCode, t.errMsg = ev.FinishReason, ev.ErrorCode, ev.ErrorMessage
+		}
+		return
+	}
+	var responses []*genai.FunctionResponse
+	var calls []*genai.FunctionCall
+	for _, p := range ev.Content.Parts {
+		switch {
+		case p.FunctionResponse != nil:
+			responses = append(responses, p.FunctionResponse)
+		case p.FunctionCall != nil:
+			calls = append(calls, p.FunctionCall)
+		}
+	}
+	if len(responses) > 0 {
+		for _, fr := range responses {
+			t.toolResponse(fr)
+		}
+		return
+	}
+	// A complete model response.
+	if !t.streamed {
+		if parts := fromGenaiParts(ev.Content.Parts); len(parts) > 0 {
+			t.emitMessage(parts)
+		}
+	}
+	t.streamed = false
+	t.finish, t.errCode, t.errMsg = ev.FinishReason, ev.ErrorCode, ev.ErrorMessage
+	for _, fc := range calls {
+		t.toolRequest(fc)
+	}
+	t.usage(ev)
+}
+
+// emitMessage emits an agent message; thoughts travel in their own message
+// with _meta.source, as gemini-cli emits Thought events.
+func (t *translator) emitMessage(parts []ContentPart) {
+	var text, thoughts []ContentPart
+	for _, p := range parts {
+		if p.Type == PartThought {
+			thoughts = append(thoughts, p)
+		} else {
+			text = append(text, p)
+		}
+	}
+	if len(thoughts) > 0 {
+		t.emit(Event{Type: EventMessage, Meta: map[string]any{"source": "agent"}, Message: &Message{Role: RoleAgent, Content: thoughts}})
+	}
+	if len(text) > 0 {
+		t.emit(Event{Type: EventMessage, Message: &Message{Role: RoleAgent, Content: text}})
+	}
+}
+
+func (t *translator) toolRequest(fc *genai.FunctionCall) {
+	t.names[fc.ID] = fc.Name
+	args := fc.Args
+	if args == nil {
+		args = map[string]any{}
+	}
+	req := &ToolRequest{RequestID: fc.ID, Name: fc.Name, Args: args}
+	var meta map[string]any
+	if tl, ok := t.s.cfg.tools[fc.Name]; ok {
+		desc := tl.Describe(args)
+		req.Display = &ToolDisplay{Name: tl.DisplayName(), Description: desc}
+		meta = map[string]any{"legacyState": map[string]any{
+			"displayName": tl.DisplayName(), "description": desc, "kind": string(tl.Kind()),
+		}}
+	}
+	t.emit(Event{Type: EventToolRequest, Meta: meta, ToolRequest: req})
+}
+
+func (t *translator) toolResponse(fr *genai.FunctionResponse) {
+	name := fr.Name
+	if name == "" {
+		name = t.names[fr.ID]
+	}
+	delete(t.names, fr.ID)
+	resp := &ToolResponse{RequestID: fr.ID, Name: name}
+	data := map[string]any{}
+	info := t.ss.call(fr.ID)
+	if msg, isErr := fr.Response["error"]; isErr {
+		resp.IsError = true
+		resp.Content = []ContentPart{TextPart(fmt.Sprint(msg))}
+		errType := tools.ErrExecutionFailed
+		if info != nil && info.errType != "" {
+			errType = info.errType
+		}
+		data["errorType"] = string(errType)
+	} else {
+		resp.Content = []ContentPart{TextPart(responseText(fr.Response))}
+	}
+	if info != nil {
+		resp.Display = resultDisplay(info)
+		for k, v := range info.result.Data {
+			data[k] = v
+		}
+		if d := info.result.Diff; d != nil {
+			data["diffStat"] = map[string]any{"linesAdded": d.LinesAdded, "linesRemoved": d.LinesRemoved}
+		}
+		data["durationMs"] = info.durationMs
+		if info.decision != "" {
+			data["decision"] = info.decision
+		}
+	}
+	if len(data) > 0 {
+		resp.Data = data
+	}
+	t.emit(Event{Type: EventToolResponse, ToolResponse: resp})
+}
+
+// cancelledCall reports a call that an abort cut off.
+func (t *translator) cancelledCall(fc *genai.FunctionCall, msg string) {
+	t.emit(Event{Type: EventToolResponse, ToolResponse: &ToolResponse{
+		RequestID: fc.ID, Name: fc.Name, IsError: true,
+		Content: []ContentPart{TextPart(msg)},
+		Data:    map[string]any{"errorType": string(tools.ErrCancelled)},
+	}})
+}
+
+func resultDisplay(info *callInfo) *ToolDisplay {
+	d := &ToolDisplay{}
+	if info.tool != nil {
+		d.Name = info.tool.DisplayName()
+	}
+	switch {
+	case info.result.Diff != nil:
+		diff := info.result.Diff
+		d.Result = &DisplayContent{Type: "diff", Path: diff.Path, BeforeText: diff.Before, AfterText: diff.After}
+		d.ResultSummary = info.result.Display
+	case info.result.Display != "":
+		d.Result = &DisplayContent{Type: "text", Text: info.result.Display}
+	default:
+		if d.Name == "" {
+			return nil
+		}
+	}
+	return d
+}
+
+// responseText is the text the model received from a function response.
+func responseText(resp map[string]any) string {
+	if out, ok := resp["output"].(string); ok && len(resp) == 1 {
+		return out
+	}
+	b, err := json.Marshal(resp)
+	if err != nil {
+		return fmt.Sprint(resp)
+	}
+	return string(b)
+}
+
+func (t *translator) usage(ev *session.Event) {
+	u := &Usage{Model: t.ss.model}
+	meta := map[string]any{"role": "main"}
+	if m, ok := ev.CustomMetadata[metaModel].(string); ok {
+		u.Model = m
+	}
+	if d, ok := ev.CustomMetadata[metaDurationMs]; ok {
+		meta["durationMs"] = d
+	}
+	if md := ev.UsageMetadata; md != nil {
+		u.InputTokens = intPtr(md.PromptTokenCount)
+		u.OutputTokens = intPtr(md.CandidatesTokenCount)
+		u.CachedTokens = intPtr(md.CachedContentTokenCount)
+		meta["totalTokens"] = md.TotalTokenCount
+		meta["thoughtsTokens"] = md.ThoughtsTokenCount
+		meta["toolTokens"] = md.ToolUsePromptTokenCount
+	}
+	t.emit(Event{Type: EventUsage, Meta: meta, Usage: u})
+}
+
+func intPtr(n int32) *int {
+	v := int(n)
+	return &v
+}
+
+// endReason maps the last finish reason as gemini-cli's mapFinishReason does.
+func (t *translator) endReason() EndReason {
+	return mapFinishReason(t.finish)
+}
+
+// invalidStreamError reports a model turn that ended without usable content
+// for a reason other than a refusal, as gemini-cli's InvalidStream error.
+func (t *translator) invalidStreamError() (Event, bool) {
+	if t.errCode == "" || mapFinishReason(t.finish) != EndFailed {
+		return Event{}, false
+	}
+	msg := t.errMsg
+	if msg == "" {
+		msg = "the model stopped with " + t.errCode
+	}
+	return Event{Type: EventError, Meta: map[string]any{"code": "INVALID_STREAM", "errorType": t.errCode, "rawMessage": t.errMsg},
+		Error: &ErrorData{Status: statusInternal, Message: msg, Fatal: true}}, true
+}
+
+func mapFinishReason(r genai.FinishReason) EndReason {
+	switch r {
+	case "", genai.FinishReasonStop, genai.FinishReasonUnspecified:
+		return EndCompleted
+	case genai.FinishReasonMaxTokens:
+		return EndMaxBudget
+	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonLanguage,
+		genai.FinishReasonBlocklist, genai.FinishReasonProhibitedContent, genai.FinishReasonSPII,
+		genai.FinishReasonImageSafety, genai.FinishReasonImageProhibitedContent:
+		return EndRefusal
+	}
+	return EndFailed
+}
+
+// fromGenaiParts converts model parts to content parts, skipping function
+// calls and responses (they become tool events), as gemini-cli does.
+func fromGenaiParts(parts []*genai.Part) []ContentPart {
+	var out []ContentPart
+	for _, p := range parts {
+		switch {
+		case p == nil, p.FunctionCall != nil, p.FunctionResponse != nil:
+		case p.Text != "" && p.Thought:
+			cp := ContentPart{Type: PartThought, Thought: p.Text}
+			if len(p.ThoughtSignature) > 0 {
+				cp.ThoughtSignature = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
+			}
+			out = append(out, cp)
+		case p.Text != "":
+			out = append(out, TextPart(p.Text))
+		case p.InlineData != nil:
+			out = append(out, ContentPart{Type: PartMedia, Data: base64.StdEncoding.EncodeToString(p.InlineData.Data), MimeType: p.InlineData.MIMEType})
+		case p.FileData != nil:
+			out = append(out, ContentPart{Type: PartMedia, URI: p.FileData.FileURI, MimeType: p.FileData.MIMEType})
+		}
+	}
+	return out
+}
+
+// toGenaiContent converts a user message to a genai user content.
+func toGenaiContent(parts []ContentPart) (*genai.Content, error) {
+	c := &genai.Content{Role: genai.RoleUser}
+	for i, p := range parts {
+		switch p.Type {
+		case PartText, PartReference:
+			c.Parts = append(c.Parts, &genai.Part{Text: p.Text})
+		case PartThought:
+			gp := &genai.Part{Text: p.Thought, Thought: true}
+			if p.ThoughtSignature != "" {
+				sig, err := base64.StdEncoding.DecodeString(p.ThoughtSignature)
+				if err != nil {
+					return nil, fmt.Errorf("content[%d]: thoughtSignature is not base64: %w", i, err)
+				}
+				gp.ThoughtSignature = sig
+			}
+			c.Parts = append(c.Parts, gp)
+		case PartMedia:
+			switch {
+			case p.Data != "":
+				data, err := base64.StdEncoding.DecodeString(p.Data)
+				if err != nil {
+					return nil, fmt.Errorf("content[%d]: media data is not base64: %w", i, err)
+				}
+				mime := p.MimeType
+				if mime == "" {
+					mime = "application/octet-stream"
+				}
+				c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{Data: data, MIMEType: mime}})
+			case p.URI != "":
+				c.Parts = append(c.Parts, &genai.Part{FileData: &genai.FileData{FileURI: p.URI, MIMEType: p.MimeType}})
+			default:
+				return nil, fmt.Errorf("content[%d]: media part needs data or uri", i)
+			}
+		default:
+			return nil, fmt.Errorf("content[%d]: unknown part type %q", i, p.Type)
+		}
+	}
+	if len(c.Parts) == 0 || strings.TrimSpace(joinText(c.Parts)) == "" && !hasNonText(c.Parts) {
+		return nil, errors.New("the message is empty")
+	}
+	return c, nil
+}
+
+func joinText(parts []*genai.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
+
+func hasNonText(parts []*genai.Part) bool {
+	for _, p := range parts {
+		if p.InlineData != nil || p.FileData != nil {
+			return true
+		}
+	}
+	return false
+}
