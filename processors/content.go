@@ -72,7 +72,7 @@ func (c *Content) Name() string { return "content" }
 
 // ProcessRequest implements RequestProcessor.
 func (c *Content) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
-	sessionCtx := c.sessionContext(ctx, ctx.Session().ID())
+	sessionCtx := c.sessionContext(ctx, ctx.SessionID())
 	prefix := []*genai.Content{sessionCtx}
 	for _, src := range c.cfg.Sources {
 		parts, err := src.Context(ctx)

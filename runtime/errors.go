@@ -43,6 +43,7 @@ type errorClass struct {
 var errorClasses = []errorClass{
 	{llm.ErrNoCredentials, statusUnauth, "FatalAuthenticationError", ExitAuth},
 	{llm.ErrUnknownModel, statusInvalidArg, "FatalConfigError", ExitConfig},
+	{ErrSetup, statusInvalidArg, "FatalConfigError", ExitConfig},
 	{llm.ErrBadReplayFile, statusInvalidArg, "FatalConfigError", ExitConfig},
 	{llm.ErrReplayExhausted, statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},
 	{llm.ErrReplayMismatch, statusFailedPrecond, "ReplayMismatchError", ExitGeneric},

@@ -72,4 +72,7 @@ var (
 	ErrInvalidSend = errors.New("invalid send")
 	// ErrUnknownStream reports a stream id the session never issued.
 	ErrUnknownStream = errors.New("unknown stream")
+	// ErrSetup reports settings that are valid but cannot be used: a
+	// workspace directory that does not exist, an unknown tool to exclude.
+	ErrSetup = errors.New("cannot set up the session")
 )

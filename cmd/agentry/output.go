@@ -1,0 +1,347 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	udiff "github.com/aymanbagabas/go-udiff"
+
+	"github.com/agentry-dev/agentry/runtime"
+)
+
+// printer writes a run's output in one of the formats: text (the answer on
+// stdout), json (one object at the end), stream-json (gemini-cli's JSON
+// lines) or events (every protocol event as a JSON line). Warnings and
+// errors go to stderr in text mode and into the JSON in the JSON formats.
+type printer struct {
+	format    string
+	io        stdio
+	raw       bool
+	start     time.Time
+	sessionID string
+	metrics   *sessionMetrics
+
+	lastByte byte // last byte of text written to stdout
+
+	response        string // json: the answer after the last tool call
+	preToolResponse string
+	warnings        []string
+
+	fatal *runtime.Event // the stream's fatal error event, if any
+}
+
+func newPrinter(format string, io stdio, raw bool, start time.Time) *printer {
+	return &printer{format: format, io: io, raw: raw, start: start, metrics: newSessionMetrics()}
+}
+
+type jsonError struct {
+	Type    string `json:"type"`
+	Message string `json:"message"`
+	Code    any    `json:"code,omitempty"`
+}
+
+// jsonOutput is gemini-cli's -o json object.
+type jsonOutput struct {
+	SessionID string          `json:"session_id,omitempty"`
+	Response  *string         `json:"response,omitempty"`
+	Stats     *sessionMetrics `json:"stats,omitempty"`
+	Error     *jsonError      `json:"error,omitempty"`
+	Warnings  []string        `json:"warnings,omitempty"`
+}
+
+func timestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// The stream-json lines, in gemini-cli's field order.
+type (
+	initLine struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+		SessionID string `json:"session_id"`
+		Model     string `json:"model"`
+	}
+	messageLine struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+		Role      string `json:"role"`
+		Content   string `json:"content"`
+		Delta     bool   `json:"delta,omitempty"`
+	}
+	toolUseLine struct {
+		Type       string         `json:"type"`
+		Timestamp  string         `json:"timestamp"`
+		ToolName   string         `json:"tool_name"`
+		ToolID     string         `json:"tool_id"`
+		Parameters map[string]any `json:"parameters"`
+	}
+	typedError struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	}
+	toolResultLine struct {
+		Type      string      `json:"type"`
+		Timestamp string      `json:"timestamp"`
+		ToolID    string      `json:"tool_id"`
+		Status    string      `json:"status"`
+		Output    string      `json:"output,omitempty"`
+		Error     *typedError `json:"error,omitempty"`
+	}
+	errorLine struct {
+		Type      string `json:"type"`
+		Timestamp string `json:"timestamp"`
+		Severity  string `json:"severity"`
+		Message   string `json:"message"`
+	}
+	resultLine struct {
+		Type      string      `json:"type"`
+		Timestamp string      `json:"timestamp"`
+		Status    string      `json:"status"`
+		Error     *typedError `json:"error,omitempty"`
+		Stats     streamStats `json:"stats"`
+	}
+)
+
+func (p *printer) line(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(p.io.err, "agentry: cannot encode output: %v\n", err)
+		return
+	}
+	b = append(b, '\n')
+	p.io.out.Write(b)
+}
+
+// init starts stream-json output with its init and user message lines.
+func (p *printer) init(model, input string) {
+	if p.format != "stream-json" {
+		return
+	}
+	p.line(initLine{Type: "init", Timestamp: timestamp(), SessionID: p.sessionID, Model: model})
+	p.line(messageLine{Type: "message", Timestamp: timestamp(), Role: "user", Content: input})
+}
+
+// warn reports a non-fatal problem.
+func (p *printer) warn(msg string) {
+	switch p.format {
+	case "stream-json":
+		p.line(errorLine{Type: "error", Timestamp: timestamp(), Severity: "warning", Message: stripANSI(msg)})
+	case "json":
+		p.warnings = append(p.warnings, stripANSI(msg))
+	default:
+		fmt.Fprintf(p.io.err, "[WARNING] %s\n", msg)
+	}
+}
+
+// event handles one protocol event; done reports the stream's end with the
+// process exit code.
+func (p *printer) event(ev runtime.Event) (exitCode int, done bool) {
+	p.metrics.observe(ev)
+	if p.format == "events" {
+		p.line(ev)
+	}
+	switch ev.Type {
+	case runtime.EventMessage:
+		if ev.Message.Role == runtime.RoleAgent {
+			for _, part := range ev.Message.Content {
+				if part.Type == runtime.PartText {
+					p.text(part.Text)
+				}
+			}
+		}
+	case runtime.EventToolRequest:
+		p.preToolResponse = firstNonEmpty(p.response, p.preToolResponse)
+		p.response = ""
+		if p.format == "stream-json" {
+			r := ev.ToolRequest
+			p.line(toolUseLine{Type: "tool_use", Timestamp: timestamp(), ToolName: r.Name, ToolID: r.RequestID, Parameters: r.Args})
+		}
+	case runtime.EventToolResponse:
+		p.toolResponse(ev.ToolResponse)
+	case runtime.EventError:
+		if ev.Error.Fatal {
+			e := ev
+			p.fatal = &e
+			return 0, false
+		}
+		if p.format == "stream-json" {
+			severity := "warning"
+			if ev.Error.Status == "RESOURCE_EXHAUSTED" {
+				severity = "error"
+			}
+			p.line(errorLine{Type: "error", Timestamp: timestamp(), Severity: severity, Message: stripANSI(ev.Error.Message)})
+		} else if p.format == "json" {
+			p.warnings = append(p.warnings, ev.Error.Message)
+		} else if p.format == "text" {
+			fmt.Fprintf(p.io.err, "[WARNING] %s\n", ev.Error.Message)
+		}
+	case runtime.EventAgentEnd:
+		return p.end(ev.AgentEnd), true
+	}
+	return 0, false
+}
+
+func (p *printer) text(t string) {
+	if !p.raw {
+		t = stripANSI(t)
+	}
+	switch p.format {
+	case "text":
+		if t != "" {
+			io.WriteString(p.io.out, t)
+			p.lastByte = t[len(t)-1]
+		}
+	case "json":
+		p.response += t
+	case "stream-json":
+		p.line(messageLine{Type: "message", Timestamp: timestamp(), Role: "assistant", Content: t, Delta: true})
+	}
+}
+
+func (p *printer) ensureNewline() {
+	if p.format == "text" && p.lastByte != 0 && p.lastByte != '\n' {
+		io.WriteString(p.io.out, "\n")
+		p.lastByte = '\n'
+	}
+}
+
+func (p *printer) toolResponse(r *runtime.ToolResponse) {
+	p.ensureNewline()
+	msg := contentText(r.Content)
+	errType, _ := r.Data["errorType"].(string)
+	switch p.format {
+	case "stream-json":
+		out := toolResultLine{Type: "tool_result", Timestamp: timestamp(), ToolID: r.RequestID, Status: "success", Output: displayString(r.Display)}
+		if r.IsError {
+			out.Status = "error"
+			if errType == "" {
+				errType = "TOOL_EXECUTION_ERROR"
+			}
+			if msg == "" {
+				msg = "Tool error"
+			}
+			out.Error = &typedError{Type: errType, Message: msg}
+		}
+		p.line(out)
+	case "text":
+		if r.IsError {
+			fmt.Fprintf(p.io.err, "[WARNING] Error executing tool %s: %s\n", r.Name, msg)
+		}
+	}
+}
+
+// end writes the final output for a stream that ended and returns the exit
+// code.
+func (p *printer) end(end *runtime.AgentEnd) int {
+	switch end.Reason {
+	case runtime.EndAborted:
+		return p.failWith(exitCancelled, "FatalCancellationError", "Operation cancelled.")
+	case runtime.EndMaxTurns:
+		return p.failWith(exitTurnLimit, "FatalTurnLimitedError", "Reached max session turns for this session. Increase the number of turns by specifying model.maxSessionTurns in settings.json.")
+	case runtime.EndFailed:
+		if p.fatal != nil {
+			code := metaInt(p.fatal.Meta, "exitCode")
+			if code == 0 {
+				code = exitGeneric
+			}
+			name, _ := p.fatal.Meta["errorName"].(string)
+			return p.failWith(code, firstNonEmpty(name, "Error"), p.fatal.Error.Message)
+		}
+		return p.failWith(exitGeneric, "Error", "the agent stopped because of a failure")
+	}
+	switch p.format {
+	case "text":
+		p.ensureNewline()
+	case "json":
+		resp := p.response
+		p.writeJSON(jsonOutput{SessionID: p.sessionID, Response: &resp, Stats: p.metrics, Warnings: p.warnings})
+	case "stream-json":
+		p.line(resultLine{Type: "result", Timestamp: timestamp(), Status: "success", Stats: p.metrics.streamStats(p.elapsed())})
+	}
+	return exitOK
+}
+
+func (p *printer) elapsed() int64 { return time.Since(p.start).Milliseconds() }
+
+// fail reports an error that ended the run outside a stream's events.
+func (p *printer) fail(err error) int {
+	code, name := exitFor(err)
+	return p.failWith(code, name, err.Error())
+}
+
+func (p *printer) failWith(code int, errType, msg string) int {
+	switch p.format {
+	case "json":
+		p.writeJSON(jsonOutput{SessionID: p.sessionID, Stats: p.metrics, Warnings: p.warnings,
+			Error: &jsonError{Type: errType, Message: stripANSI(msg), Code: code}})
+	case "stream-json":
+		p.line(resultLine{Type: "result", Timestamp: timestamp(), Status: "error",
+			Error: &typedError{Type: errType, Message: stripANSI(msg)}, Stats: p.metrics.streamStats(p.elapsed())})
+	case "text":
+		p.ensureNewline()
+		writeErrorLine(p.io.err, errors.New(msg))
+	}
+	return code
+}
+
+func (p *printer) writeJSON(v jsonOutput) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(p.io.err, "agentry: cannot encode output: %v\n", err)
+		return
+	}
+	p.io.out.Write(append(b, '\n'))
+}
+
+func writeErrorLine(w io.Writer, err error) {
+	fmt.Fprintf(w, "Error: %v\n", err)
+}
+
+func contentText(parts []runtime.ContentPart) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p.Type == runtime.PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// displayString renders a tool's display result as gemini-cli's
+// displayContentToString does: text as is, a diff as a unified patch.
+func displayString(d *runtime.ToolDisplay) string {
+	if d == nil || d.Result == nil {
+		return ""
+	}
+	switch r := d.Result; r.Type {
+	case "text":
+		return r.Text
+	case "diff":
+		return udiff.Unified("Original", "Modified", r.BeforeText, r.AfterText)
+	default:
+		b, _ := json.Marshal(r)
+		return string(b)
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ansi matches terminal escape sequences: CSI, OSC and two-byte escapes. The
+// model's text is printed without them unless --raw-output, so a reply
+// cannot rewrite the user's terminal.
+var ansi = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
+
+func stripANSI(s string) string {
+	if !strings.ContainsRune(s, 0x1b) {
+		return s
+	}
+	return ansi.ReplaceAllString(s, "")
+}

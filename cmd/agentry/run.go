@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/runtime/llm"
+)
+
+// Exit codes, gemini-cli's, documented in the README.
+const (
+	exitOK        = runtime.ExitOK
+	exitGeneric   = runtime.ExitGeneric
+	exitInput     = runtime.ExitInput
+	exitConfig    = runtime.ExitConfig
+	exitTurnLimit = runtime.ExitTurnLimit
+	exitUntrusted = runtime.ExitUntrusted
+	exitCancelled = runtime.ExitCancelled
+)
+
+// Limits of stdin input, as gemini-cli's readStdin: at most 8 MB, and when a
+// prompt flag is given, stdin counts only if data arrives quickly (a script
+// may leave an idle pipe open).
+const (
+	maxStdinBytes   = 8 << 20
+	stdinFirstWait  = 500 * time.Millisecond
+	outputFormatKey = "output.format"
+)
+
+type runFlags struct {
+	prompt         string
+	model          string
+	outputFormat   string
+	yolo           bool
+	approvalMode   string
+	allowedTools   []string
+	record         string
+	sessionID      string
+	workspace      string
+	trustWorkspace bool
+	rawOutput      bool
+}
+
+// flagKeys maps run's flags to settings keys: flags are the settings layer
+// with the highest precedence.
+var flagKeys = map[string]string{
+	"model":         "model.name",
+	"output-format": outputFormatKey,
+	"approval-mode": "general.defaultApprovalMode",
+	"allowed-tools": "tools.allowed",
+}
+
+func newRunCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run [-p PROMPT] [PROMPT...]",
+		Short: "Run the agent once on a prompt, without interaction",
+		Long: `Run the agent once on a prompt and exit: for scripts and CI.
+
+The prompt comes from -p/--prompt, from the arguments, and from stdin when it
+is not a terminal (stdin first, then the prompt). Output goes to stdout in the
+format chosen with -o: text (the agent's answer), json (one object), stream-json
+(JSON lines: init, message, tool_use, tool_result, error, result) or events (the
+agent protocol's events as JSON lines). Progress and warnings go to stderr.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			*exit = runMain(cmd.Context(), cmd, f, args, io, sigs)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.prompt, "prompt", "p", "", "the prompt (appended to stdin's content)")
+	fl.StringVarP(&f.model, "model", "m", "", "the model: gemini-2.5-flash, flash, openai:<model>, replay:<file.jsonl> …")
+	fl.StringVarP(&f.outputFormat, "output-format", "o", "", "text, json, stream-json or events (default text)")
+	fl.BoolVarP(&f.yolo, "yolo", "y", false, "approve every tool call (same as --approval-mode yolo)")
+	fl.StringVar(&f.approvalMode, "approval-mode", "", "plan, default, auto_edit or yolo (default default)")
+	fl.StringSliceVar(&f.allowedTools, "allowed-tools", nil, `tools that run without approval, e.g. write_file,"run_shell_command(git status)"`)
+	fl.StringVar(&f.record, "record", "", "append every model response to `FILE` in the replay format")
+	fl.StringVar(&f.sessionID, "session-id", "", "the session id (default a new UUID)")
+	fl.StringVarP(&f.workspace, "workspace", "w", "", "the workspace directory (default the current directory)")
+	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace for this run: read its settings and .env")
+	fl.BoolVar(&f.rawOutput, "raw-output", false, "print the model's text without removing terminal escape sequences")
+	return cmd
+}
+
+// inputError is bad input from the user: exit code 42.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+
+func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string, io stdio, sigs <-chan os.Signal) int {
+	start := time.Now()
+	// Until the settings are loaded, report in the format the flag asked
+	// for, so a script reading JSON gets JSON even for a bad setting.
+	format := f.outputFormat
+	if !validFormat(format) {
+		format = "text"
+	}
+	p := newPrinter(format, io, f.rawOutput, start)
+
+	if f.yolo {
+		if cmd.Flags().Changed("approval-mode") && f.approvalMode != config.ApprovalYolo {
+			return p.fail(&inputError{"cannot use both --yolo (-y) and --approval-mode; choose one"})
+		}
+		if err := cmd.Flags().Set("approval-mode", config.ApprovalYolo); err != nil {
+			return p.fail(err)
+		}
+	}
+	input, err := readInput(f.prompt, args, io.in)
+	if err != nil {
+		return p.fail(err)
+	}
+
+	settings, err := config.Load(config.LoadOptions{
+		Workspace: f.workspace, Flags: cmd.Flags(), FlagKeys: flagKeys, TrustWorkspace: f.trustWorkspace,
+	})
+	if err != nil {
+		return p.fail(err)
+	}
+	p.format = settings.Output.Format
+	for _, w := range settings.Warnings {
+		p.warn(w)
+	}
+
+	var record *llm.RecordSink
+	if f.record != "" {
+		file, err := os.OpenFile(f.record, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return p.fail(&inputError{fmt.Sprintf("--record: %v", err)})
+		}
+		defer file.Close()
+		record = llm.NewRecordSink(file)
+	}
+
+	sess, err := runtime.FromSettings(ctx, settings, runtime.Options{SessionID: f.sessionID, Record: record})
+	if err != nil {
+		return p.fail(err)
+	}
+	defer sess.Close()
+	p.sessionID = sess.ID()
+	p.init(settings.Model.Name, input)
+
+	streamID, err := sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: []runtime.ContentPart{runtime.TextPart(input)}}})
+	if err != nil {
+		return p.fail(err)
+	}
+
+	// Ctrl-C aborts the stream (agent_end aborted, exit 130); a second one
+	// exits at once.
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+			sess.Abort(runtime.ErrAborted)
+		case <-done:
+			return
+		}
+		select {
+		case <-sigs:
+			fmt.Fprintln(io.err, "\nForced exit.")
+			os.Exit(exitCancelled)
+		case <-done:
+		}
+	}()
+
+	spin := newSpinner(io.err)
+	defer spin.halt()
+	code := exitOK
+	for ev, err := range sess.Stream(ctx, streamID) {
+		if err != nil {
+			return p.fail(err)
+		}
+		switch ev.Type {
+		case runtime.EventToolRequest:
+			spin.start(spinnerLabel(ev.ToolRequest))
+		case runtime.EventToolResponse:
+			spin.halt()
+		}
+		if c, done := p.event(ev); done {
+			code = c
+		}
+	}
+	spin.halt()
+	if record != nil {
+		if err := record.Err(); err != nil {
+			p.warn(fmt.Sprintf("--record: %v", err))
+		}
+	}
+	return code
+}
+
+func validFormat(f string) bool {
+	switch f {
+	case "text", "json", "stream-json", "events":
+		return true
+	}
+	return false
+}
+
+// readInput assembles the prompt as gemini-cli does: stdin's content (when
+// stdin is not a terminal), then the prompt flag or arguments.
+func readInput(prompt string, args []string, in io.Reader) (string, error) {
+	if prompt == "" && len(args) > 0 {
+		prompt = strings.Join(args, " ")
+	} else if prompt != "" && len(args) > 0 {
+		return "", &inputError{"give the prompt either with -p or as arguments, not both"}
+	}
+	stdin, err := readStdin(in, prompt != "")
+	if err != nil {
+		return "", err
+	}
+	var input string
+	switch {
+	case stdin != "" && prompt != "":
+		input = stdin + "\n\n" + prompt
+	case stdin != "":
+		input = stdin
+	default:
+		input = prompt
+	}
+	if strings.TrimSpace(input) == "" {
+		return "", &inputError{"no input: give a prompt with -p \"…\" or pipe it to stdin"}
+	}
+	return input, nil
+}
+
+func readStdin(in io.Reader, havePrompt bool) (string, error) {
+	if in == nil {
+		return "", nil
+	}
+	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return "", nil
+	}
+	r := bufio.NewReader(io.LimitReader(in, maxStdinBytes+1))
+	if havePrompt {
+		// Only wait briefly for a first byte: a pipe nobody writes to must
+		// not hang a run that already has its prompt.
+		first := make(chan error, 1)
+		go func() { _, err := r.Peek(1); first <- err }()
+		select {
+		case err := <-first:
+			if err != nil {
+				return "", nil
+			}
+		case <-time.After(stdinFirstWait):
+			return "", nil
+		}
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return "", &inputError{fmt.Sprintf("reading stdin: %v", err)}
+	}
+	if len(b) > maxStdinBytes {
+		return "", &inputError{fmt.Sprintf("stdin holds more than %d MB; pass a smaller input or point the agent at a file", maxStdinBytes>>20)}
+	}
+	return strings.TrimRight(string(b), "\n"), nil
+}
+
+// exitFor maps an error that ended a run before or outside a stream to its
+// exit code and gemini-cli error class name.
+func exitFor(err error) (int, string) {
+	var ie *inputError
+	switch {
+	case errors.As(err, &ie):
+		return exitInput, "FatalInputError"
+	case errors.Is(err, config.ErrUntrustedWorkspace):
+		return exitUntrusted, "FatalUntrustedWorkspaceError"
+	case errors.Is(err, config.ErrInvalid):
+		return exitConfig, "FatalConfigError"
+	}
+	_, name, code := runtime.ErrorStatus(err)
+	return code, name
+}

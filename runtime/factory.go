@@ -1,0 +1,146 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/session"
+
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/version"
+	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// Options are what a driver adds to the settings when it builds a session.
+type Options struct {
+	// SessionID names the session; default a new UUID.
+	SessionID string
+	// Resolver, when set, is shared with other sessions (a parent agent's,
+	// a batch's); otherwise one is built from the settings.
+	Resolver ModelResolver
+	// Record, when set, receives every model response in the replay format.
+	Record *llm.RecordSink
+	// Approver asks a human about calls that need one; nil denies them.
+	Approver Approver
+	// SessionService stores the conversation; default in-memory.
+	SessionService session.Service
+	// Plugins run after the processor chain.
+	Plugins []*plugin.Plugin
+	// Sources add context to every request (for example an IDE's state).
+	Sources []processors.ContextSource
+	// HTTPClient is used for model APIs when set.
+	HTTPClient *http.Client
+	// Now and NewID make time and ids deterministic in tests.
+	Now   func() time.Time
+	NewID func() string
+	// Logger receives diagnostics; default slog.Default().
+	Logger *slog.Logger
+}
+
+// NewResolver returns the model resolver for s: credentials from the
+// environment, endpoints from the settings.
+func NewResolver(s *config.Settings, record *llm.RecordSink, hc *http.Client) *llm.Resolver {
+	c := s.Credentials
+	geminiURL := s.Gemini.BaseURL
+	if geminiURL == "" {
+		geminiURL = c.GeminiBaseURL
+	}
+	openaiURL := s.OpenAI.BaseURL
+	if openaiURL == "" {
+		openaiURL = c.OpenAIBaseURL
+	}
+	return llm.NewResolver(llm.ResolverConfig{
+		Gemini: llm.GeminiConfig{
+			APIKey: c.GeminiAPIKey, VertexAI: c.UseVertexAI, Project: c.GoogleProject, Location: c.GoogleLocation,
+			BaseURL: geminiURL, UserAgent: version.UserAgent(),
+		},
+		OpenAI:     llm.OpenAIConfig{APIKey: c.OpenAIAPIKey, BaseURL: openaiURL},
+		Record:     record,
+		HTTPClient: hc,
+	})
+}
+
+// FromSettings builds a session from settings: the workspace and its tools,
+// the approval policy, the context files, the processor chain (content,
+// then the masking and routing processors as they exist) and the model.
+func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Session, error) {
+	ws, err := tools.NewWorkspace(s.Workspace, s.Context.IncludeDirectories...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: workspace: %w", ErrSetup, err)
+	}
+	// Tools spill output and keep background logs in the project's
+	// temporary directory.
+	if err := os.MkdirAll(s.TempDir(), 0o700); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	set, err := tools.NewSet(tools.Config{
+		Workspace:    ws,
+		ShellTimeout: time.Duration(s.Tools.Shell.TimeoutSeconds) * time.Second,
+		TempDir:      s.TempDir(),
+		Exclude:      s.Tools.Exclude,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: tools: %w", ErrSetup, err)
+	}
+	policy, err := NewPolicy(s.General.DefaultApprovalMode, s.Tools.Allowed)
+	if err != nil {
+		set.Close()
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	memory, err := processors.LoadMemory(processors.MemoryConfig{
+		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
+		Roots:      ws.Roots(),
+		FileNames:  s.Context.FileName,
+		Trusted:    s.Trusted,
+	})
+	if err != nil {
+		set.Close()
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	maxItems := s.Context.MaxDirectoryItems
+	if maxItems == 0 {
+		maxItems = -1 // 0 in settings turns the listing off
+	}
+	content := processors.NewContent(processors.ContentConfig{
+		Roots: ws.Roots(), TempDir: s.TempDir(), Now: opts.Now, MaxItems: maxItems, Memory: memory, Sources: opts.Sources,
+	})
+	// The one explicit order of the chain: content, then masking, then
+	// routing. Masking and routing processors join here.
+	chain := processors.NewChain(content)
+
+	resolver := opts.Resolver
+	if resolver == nil {
+		resolver = NewResolver(s, opts.Record, opts.HTTPClient)
+	}
+	sess, err := New(ctx, Config{
+		SessionID:      opts.SessionID,
+		Workspace:      ws.Root(),
+		Model:          s.Model.Name,
+		Resolver:       resolver,
+		Instruction:    SystemPrompt,
+		Chain:          chain,
+		Tools:          set.Tools(),
+		Policy:         policy,
+		Approver:       opts.Approver,
+		SessionService: opts.SessionService,
+		Plugins:        opts.Plugins,
+		MaxTurns:       s.Model.MaxSessionTurns,
+		Now:            opts.Now,
+		NewID:          opts.NewID,
+		Logger:         opts.Logger,
+		OnClose:        []func() error{set.Close},
+	})
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	return sess, nil
+}
