@@ -1,0 +1,61 @@
+package config
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// checkValue applies the range checks that the type alone cannot express.
+// It returns what the value must be, or "" when the value is fine. v has
+// the Go type of the key (string, int, bool or []string).
+func checkValue(key string, v any) string {
+	switch key {
+	case "model.name":
+		if v.(string) == "" {
+			return "a non-empty string"
+		}
+	case "general.defaultApprovalMode":
+		if ApprovalRank(v.(string)) < 0 {
+			return "one of plan, default, auto_edit, yolo"
+		}
+	case "output.format":
+		switch v.(string) {
+		case "text", "json", "stream-json", "events":
+		default:
+			return "one of text, json, stream-json, events"
+		}
+	case "model.maxSessionTurns":
+		if v.(int) < -1 {
+			return "an integer >= -1 (-1 means unlimited)"
+		}
+	case "tools.shell.timeoutSeconds", "context.maxDirectoryItems":
+		if v.(int) < 0 {
+			return "an integer >= 0"
+		}
+	case "security.trustedFolders":
+		// A relative trusted folder would depend on the directory agentry
+		// happens to start in, which is exactly what trust must not do.
+		for _, p := range v.([]string) {
+			if !filepath.IsAbs(p) && p != "~" && !strings.HasPrefix(p, "~/") {
+				return "a list of absolute paths (or paths starting with ~/)"
+			}
+		}
+	}
+	return ""
+}
+
+// ApprovalRank orders the approval modes by permissiveness: plan 0,
+// default 1, auto_edit 2, yolo 3. It returns -1 for an unknown mode.
+func ApprovalRank(mode string) int {
+	switch mode {
+	case ApprovalPlan:
+		return 0
+	case ApprovalDefault:
+		return 1
+	case ApprovalAutoEdit:
+		return 2
+	case ApprovalYolo:
+		return 3
+	}
+	return -1
+}
