@@ -215,7 +215,7 @@ func TextPart(text string) ContentPart { return ContentPart{Type: PartText, Text
 // so {"type":"text","text":""} round-trips.
 func (p ContentPart) MarshalJSON() ([]byte, error) {
 	type plain ContentPart
-	b, err := json.Marshal(plain(p))
+	b, err := marshalJSON(plain(p))
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +289,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	buf.WriteString(`","type":`)
 	writeJSONString(&buf, string(e.Type))
 	if p := e.payload(); p != nil && !isNilPointer(p) {
-		b, err := json.Marshal(p)
+		b, err := marshalJSON(p)
 		if err != nil {
 			return nil, fmt.Errorf("marshal %s event: %w", e.Type, err)
 		}
@@ -301,7 +301,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("marshal %s event: missing payload", e.Type)
 	}
 	if len(e.Meta) > 0 {
-		b, err := json.Marshal(e.Meta)
+		b, err := marshalJSON(e.Meta)
 		if err != nil {
 			return nil, fmt.Errorf("marshal %s event _meta: %w", e.Type, err)
 		}
@@ -313,8 +313,21 @@ func (e Event) MarshalJSON() ([]byte, error) {
 }
 
 func writeJSONString(buf *bytes.Buffer, s string) {
-	b, _ := json.Marshal(s) // a string always marshals
+	b, _ := marshalJSON(s) // a string always marshals
 	buf.Write(b)
+}
+
+// marshalJSON encodes v without escaping <, > and &, as JavaScript's
+// JSON.stringify does, so agentry's output matches gemini-cli's byte for
+// byte. Event output goes to terminals and files, never into HTML.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
 }
 
 func isNilPointer(p any) bool {

@@ -170,6 +170,7 @@ func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 func (p *Policy) matchesRule(name string, args map[string]any) bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	var prefixes [][]string
 	for _, r := range p.rules {
 		if r.tool != name {
 			continue
@@ -177,37 +178,54 @@ func (p *Policy) matchesRule(name string, args map[string]any) bool {
 		if r.prefix == "" {
 			return true
 		}
-		cmd, _ := args["command"].(string)
-		if shellCommandsMatch(cmd, r.prefix) {
-			return true
-		}
+		prefixes = append(prefixes, strings.Fields(r.prefix))
 	}
-	return false
-}
-
-// shellCommandsMatch reports whether every simple command in cmd starts with
-// prefix (on a word boundary) and nothing in cmd escapes that check: no
-// redirection, command or process substitution, subshell, function or
-// variable expansion. Anything it cannot prove safe needs a human.
-func shellCommandsMatch(cmd, prefix string) bool {
-	file, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
-	if err != nil || len(file.Stmts) == 0 {
+	if len(prefixes) == 0 {
 		return false
 	}
-	want := strings.Fields(prefix)
+	cmd, _ := args["command"].(string)
+	commands, ok := simpleCommands(cmd)
+	if !ok {
+		return false
+	}
+	// Every command in the line must start with an allowed prefix.
+	for _, words := range commands {
+		if !slices.ContainsFunc(prefixes, func(want []string) bool {
+			return len(words) >= len(want) && slices.Equal(words[:len(want)], want)
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// simpleCommands parses a shell line into the words of its simple commands.
+// It fails — so the call needs a human — for anything it cannot prove is
+// only those commands: a redirection, command or process substitution,
+// subshell, compound command, function, background job, assignment or
+// variable expansion.
+func simpleCommands(cmd string) ([][]string, bool) {
+	file, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil || len(file.Stmts) == 0 {
+		return nil, false
+	}
+	var commands [][]string
 	ok := true
-	calls := 0
 	syntax.Walk(file, func(node syntax.Node) bool {
 		if !ok {
 			return false
 		}
+		if node == nil { // Walk's end-of-children marker
+			return true
+		}
 		switch n := node.(type) {
+		case *syntax.File, *syntax.BinaryCmd:
 		case *syntax.Stmt:
-			if len(n.Redirs) > 0 || n.Background || n.Coprocess {
+			if len(n.Redirs) > 0 || n.Background || n.Coprocess || n.Negated {
 				ok = false
 			}
 		case *syntax.CallExpr:
-			if len(n.Assigns) > 0 {
+			if len(n.Assigns) > 0 || len(n.Args) == 0 {
 				ok = false
 				return false
 			}
@@ -220,22 +238,15 @@ func shellCommandsMatch(cmd, prefix string) bool {
 				}
 				words = append(words, lit)
 			}
-			calls++
-			if len(words) < len(want) || !slices.Equal(words[:len(want)], want) {
-				ok = false
-			}
+			commands = append(commands, words)
 			return false
-		case *syntax.BinaryCmd, *syntax.File:
-		case *syntax.Subshell, *syntax.Block, *syntax.FuncDecl, *syntax.CmdSubst, *syntax.ProcSubst,
-			*syntax.ArithmCmd, *syntax.TestClause, *syntax.DeclClause, *syntax.LetClause,
-			*syntax.TimeClause, *syntax.CoprocClause, *syntax.IfClause, *syntax.WhileClause,
-			*syntax.ForClause, *syntax.CaseClause:
+		default:
 			ok = false
 			return false
 		}
 		return true
 	})
-	return ok && calls > 0
+	return commands, ok && len(commands) > 0
 }
 
 // literalWord returns the value of a word made only of literal text and

@@ -105,14 +105,14 @@ type (
 	}
 )
 
+// line writes one JSON line. Like gemini-cli's JSON.stringify, it leaves
+// <, > and & unescaped.
 func (p *printer) line(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	enc := json.NewEncoder(p.io.out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(p.io.err, "agentry: cannot encode output: %v\n", err)
-		return
 	}
-	b = append(b, '\n')
-	p.io.out.Write(b)
 }
 
 // init starts stream-json output with its init and user message lines.
@@ -288,12 +288,12 @@ func (p *printer) failWith(code int, errType, msg string) int {
 }
 
 func (p *printer) writeJSON(v jsonOutput) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	enc := json.NewEncoder(p.io.out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		fmt.Fprintf(p.io.err, "agentry: cannot encode output: %v\n", err)
-		return
 	}
-	p.io.out.Write(append(b, '\n'))
 }
 
 func writeErrorLine(w io.Writer, err error) {

@@ -1,0 +1,248 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// turn is one scripted model response.
+type turn struct {
+	chunks []*genai.GenerateContentResponse
+	// block, when set, makes the stream yield its chunks and then wait for
+	// the request's context to end.
+	block bool
+	err   error
+}
+
+// script is a Backend that answers stream calls with scripted turns and
+// records each request.
+type script struct {
+	mu       sync.Mutex
+	turns    []turn
+	requests []recordedRequest
+	started  chan int // receives the request number when a stream starts
+}
+
+type recordedRequest struct {
+	model    string
+	contents []*genai.Content
+	config   *genai.GenerateContentConfig
+}
+
+func newScript(turns ...turn) *script {
+	return &script{turns: turns, started: make(chan int, 100)}
+}
+
+func (s *script) add(turns ...turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turns = append(s.turns, turns...)
+}
+
+func (s *script) Requests() []recordedRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]recordedRequest(nil), s.requests...)
+}
+
+func (s *script) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return nil, fmt.Errorf("script: unary calls are not scripted")
+}
+
+func (s *script) GenerateContentStream(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return func(yield func(*genai.GenerateContentResponse, error) bool) {
+		s.mu.Lock()
+		n := len(s.requests)
+		s.requests = append(s.requests, recordedRequest{model, contents, cfg})
+		if len(s.turns) == 0 {
+			s.mu.Unlock()
+			yield(nil, fmt.Errorf("script: no turn left for request %d", n))
+			return
+		}
+		tn := s.turns[0]
+		s.turns = s.turns[1:]
+		s.mu.Unlock()
+		s.started <- n
+		if tn.err != nil {
+			yield(nil, tn.err)
+			return
+		}
+		for _, c := range tn.chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+		if tn.block {
+			<-ctx.Done()
+			yield(nil, context.Cause(ctx))
+		}
+	}
+}
+
+func (s *script) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
+	return &genai.CountTokensResponse{TotalTokens: 1}, nil
+}
+
+// fixedResolver resolves every model name to one backend.
+type fixedResolver struct {
+	b   llm.Backend
+	err error
+}
+
+func (r fixedResolver) Resolve(_ context.Context, name string) (llm.Target, error) {
+	if r.err != nil {
+		return llm.Target{}, r.err
+	}
+	ref, err := llm.ParseModel(name)
+	if err != nil {
+		return llm.Target{}, err
+	}
+	return llm.Target{Ref: ref, Backend: r.b}, nil
+}
+
+func textTurn(chunks ...string) turn {
+	var t turn
+	for i, c := range chunks {
+		r := &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: c}}}}}}
+		if i == len(chunks)-1 {
+			r.Candidates[0].FinishReason = genai.FinishReasonStop
+			r.UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 10, CandidatesTokenCount: 3, TotalTokenCount: 13}
+		}
+		t.chunks = append(t.chunks, r)
+	}
+	return t
+}
+
+func callTurn(text string, calls ...*genai.FunctionCall) turn {
+	var parts []*genai.Part
+	if text != "" {
+		parts = append(parts, &genai.Part{Text: text})
+	}
+	for _, c := range calls {
+		parts = append(parts, &genai.Part{FunctionCall: c})
+	}
+	return turn{chunks: []*genai.GenerateContentResponse{{
+		Candidates:    []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: parts}, FinishReason: genai.FinishReasonStop}},
+		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 5, CandidatesTokenCount: 2, TotalTokenCount: 7},
+	}}}
+}
+
+func fc(id, name string, args map[string]any) *genai.FunctionCall {
+	return &genai.FunctionCall{ID: id, Name: name, Args: args}
+}
+
+// fakeTool is a configurable tool.
+type fakeTool struct {
+	name string
+	kind tools.Kind
+	run  func(ctx context.Context, c tools.Call) (tools.Result, error)
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (f *fakeTool) Name() string        { return f.name }
+func (f *fakeTool) DisplayName() string { return "Fake " + f.name }
+func (f *fakeTool) Kind() tools.Kind    { return f.kind }
+func (f *fakeTool) Declaration() *genai.FunctionDeclaration {
+	return &genai.FunctionDeclaration{Name: f.name, Description: "fake tool " + f.name}
+}
+func (f *fakeTool) Describe(args map[string]any) string { return fmt.Sprint(args) }
+func (f *fakeTool) Execute(ctx context.Context, c tools.Call) (tools.Result, error) {
+	f.mu.Lock()
+	f.calls++
+	f.mu.Unlock()
+	if f.run != nil {
+		return f.run(ctx, c)
+	}
+	return tools.Result{LLMContent: "ok " + f.name}, nil
+}
+
+func (f *fakeTool) Calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// newTestSession builds a session over b with the given tools.
+func newTestSession(t *testing.T, b llm.Backend, cfg Config) *Session {
+	t.Helper()
+	if cfg.Model == "" {
+		cfg.Model = "gemini-2.5-flash"
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = fixedResolver{b: b}
+	}
+	s, err := New(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// run sends text and collects the stream's events, failing on a hang.
+func run(t *testing.T, s *Session, text string) []Event {
+	t.Helper()
+	id, err := s.Send(t.Context(), TextMessage(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return collectStream(t, s, id)
+}
+
+func collectStream(t *testing.T, s *Session, id string) []Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var evs []Event
+	for ev, err := range s.Stream(ctx, id) {
+		if err != nil {
+			t.Fatalf("stream %s: %v (events so far: %v)", id, err, types(evs))
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func types(evs []Event) []EventType {
+	out := make([]EventType, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type
+	}
+	return out
+}
+
+func last(evs []Event) Event { return evs[len(evs)-1] }
+
+func find(evs []Event, typ EventType) []Event {
+	var out []Event
+	for _, e := range evs {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// functionResponses returns the function responses in a request's contents.
+func functionResponses(r recordedRequest) []*genai.FunctionResponse {
+	var out []*genai.FunctionResponse
+	for _, c := range r.contents {
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil {
+				out = append(out, p.FunctionResponse)
+			}
+		}
+	}
+	return out
+}

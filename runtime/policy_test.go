@@ -1,0 +1,107 @@
+package runtime
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentry-dev/agentry/tools"
+)
+
+func TestPolicyModes(t *testing.T) {
+	read := &fakeTool{name: "read_file", kind: tools.KindRead}
+	search := &fakeTool{name: "grep_search", kind: tools.KindSearch}
+	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
+	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	// Rows follow gemini-cli's built-in policy files: read-only always
+	// runs; auto_edit adds edits; yolo runs all; plan runs only read-only.
+	tests := []struct {
+		mode string
+		tool *fakeTool
+		want Decision
+	}{
+		{"default", read, Allow}, {"default", search, Allow}, {"default", edit, Ask}, {"default", shell, Ask},
+		{"auto_edit", read, Allow}, {"auto_edit", edit, Allow}, {"auto_edit", shell, Ask},
+		{"yolo", read, Allow}, {"yolo", edit, Allow}, {"yolo", shell, Allow},
+		{"plan", read, Allow}, {"plan", search, Allow}, {"plan", edit, Deny}, {"plan", shell, Deny},
+	}
+	for _, tc := range tests {
+		p := mustPolicy(t, tc.mode)
+		got, msg := p.Decide(tc.tool, map[string]any{"command": "ls"})
+		if got != tc.want {
+			t.Errorf("%s/%s: %v, want %v", tc.mode, tc.tool.name, got, tc.want)
+		}
+		if got == Deny && !strings.HasPrefix(msg, "Tool execution denied by policy.") {
+			t.Errorf("%s/%s: deny message %q", tc.mode, tc.tool.name, msg)
+		}
+	}
+}
+
+func TestPolicyAllowRules(t *testing.T) {
+	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
+	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	tests := []struct {
+		rules []string
+		tool  *fakeTool
+		cmd   string
+		want  Decision
+	}{
+		{[]string{"write_file"}, edit, "", Allow},
+		{[]string{"replace"}, edit, "", Ask},
+		{[]string{"run_shell_command"}, shell, "rm -rf /tmp/x", Allow},
+		{[]string{"ShellTool(git)"}, shell, "git log --oneline", Allow},
+		{[]string{"run_shell_command(git status)"}, shell, "git status", Allow},
+		{[]string{"run_shell_command(git status)"}, shell, "git status --short", Allow},
+		{[]string{"run_shell_command(git status)"}, shell, "  git   status ", Allow},
+		{[]string{"run_shell_command(git status)"}, shell, "git statusx", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git push", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status && rm -rf /", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status; rm -rf /", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status | sh", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status > out.txt", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status $(rm -rf /)", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status `rm -rf /`", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status $HOME", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "(git status)", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "X=1 git status", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status &", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status 'quoted arg'", Allow},
+		{[]string{"run_shell_command(git)", "run_shell_command(ls)"}, shell, "git diff && ls -la", Allow},
+		{[]string{"run_shell_command(git)"}, shell, "if true; then git log; fi", Ask},
+		{[]string{"run_shell_command(git)"}, shell, "git log 'unterminated", Ask},
+		// An allow rule wins over plan mode, as a user-tier rule does in
+		// gemini-cli.
+		{[]string{"write_file"}, edit, "", Allow},
+	}
+	for _, tc := range tests {
+		p := mustPolicy(t, "default", tc.rules...)
+		if got, _ := p.Decide(tc.tool, map[string]any{"command": tc.cmd}); got != tc.want {
+			t.Errorf("rules %q, %s %q: %v, want %v", tc.rules, tc.tool.name, tc.cmd, got, tc.want)
+		}
+	}
+	p := mustPolicy(t, "plan", "write_file")
+	if got, _ := p.Decide(edit, nil); got != Allow {
+		t.Errorf("plan mode with an allow rule: %v", got)
+	}
+}
+
+func TestPolicyErrors(t *testing.T) {
+	if _, err := NewPolicy("reckless", nil); err == nil {
+		t.Error("unknown mode: want an error")
+	}
+	for _, bad := range []string{"", "run_shell_command(", "read_file(x)", "run_shell_command()"} {
+		if _, err := NewPolicy("default", []string{bad}); err == nil {
+			t.Errorf("rule %q: want an error", bad)
+		}
+	}
+}
+
+func TestPolicyAllowAlways(t *testing.T) {
+	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	p := mustPolicy(t, "default")
+	p.AllowAlways("run_shell_command", map[string]any{"command": "npm test --watch"})
+	for cmd, want := range map[string]Decision{"npm run build": Allow, "npx evil": Ask} {
+		if got, _ := p.Decide(shell, map[string]any{"command": cmd}); got != want {
+			t.Errorf("%q: %v, want %v", cmd, got, want)
+		}
+	}
+}

@@ -1,0 +1,515 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+func TestToolLoopEvents(t *testing.T) {
+	b := newScript(
+		turn{chunks: append(textTurn("Let me ", "look.").chunks[:1], callTurn("look.", fc("c1", "echo", map[string]any{"text": "hi"})).chunks...)},
+		textTurn("Done: ", "hi"),
+	)
+	echo := &fakeTool{name: "echo", kind: tools.KindRead, run: func(_ context.Context, c tools.Call) (tools.Result, error) {
+		c.Output("live output")
+		return tools.Result{LLMContent: "echoed hi", Display: "hi"}, nil
+	}}
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{echo}, Workspace: "/ws"})
+	evs := run(t, s, "say hi")
+
+	want := []EventType{
+		EventInitialize, EventMessage, EventAgentStart, EventSessionUpdate,
+		EventMessage, EventMessage, EventToolRequest, EventUsage, EventToolUpdate, EventToolResponse,
+		EventMessage, EventMessage, EventUsage, EventAgentEnd,
+	}
+	if diff := cmp.Diff(want, types(evs)); diff != "" {
+		t.Fatalf("event types (-want +got):\n%s", diff)
+	}
+	for i, ev := range evs {
+		if ev.ID != fmt.Sprintf("%s-%d", ev.StreamID, i) || ev.StreamID != evs[0].StreamID {
+			t.Errorf("event %d id %q, stream %q: want <stream>-%d", i, ev.ID, ev.StreamID, i)
+		}
+	}
+	if ini := evs[0].Initialize; ini.SessionID != s.ID() || ini.Workspace != "/ws" || ini.AgentID != "agentry" {
+		t.Errorf("initialize = %+v", ini)
+	}
+	if u := evs[1].Message; u.Role != RoleUser || u.Content[0].Text != "say hi" {
+		t.Errorf("user message = %+v", u)
+	}
+	if m := evs[3].SessionUpdate.Model; m != "gemini-2.5-flash" {
+		t.Errorf("session_update model = %q", m)
+	}
+	// Deltas are messages; the complete response does not repeat them.
+	var text []string
+	for _, ev := range find(evs, EventMessage)[1:] {
+		text = append(text, ev.Message.Content[0].Text)
+	}
+	if diff := cmp.Diff([]string{"Let me ", "look.", "Done: ", "hi"}, text); diff != "" {
+		t.Errorf("agent text (-want +got):\n%s", diff)
+	}
+	req := find(evs, EventToolRequest)[0].ToolRequest
+	if req.RequestID != "c1" || req.Name != "echo" || req.Args["text"] != "hi" || req.Display.Name != "Fake echo" {
+		t.Errorf("tool_request = %+v", req)
+	}
+	if up := find(evs, EventToolUpdate)[0].ToolUpdate; up.RequestID != "c1" || up.Content[0].Text != "live output" {
+		t.Errorf("tool_update = %+v", up)
+	}
+	resp := find(evs, EventToolResponse)[0].ToolResponse
+	if resp.RequestID != "c1" || resp.IsError || resp.Content[0].Text != "echoed hi" || resp.Display.Result.Text != "hi" || resp.Data["decision"] != "auto_accept" {
+		t.Errorf("tool_response = %+v", resp)
+	}
+	usage := find(evs, EventUsage)
+	if u := usage[1].Usage; u.Model != "gemini-2.5-flash" || *u.InputTokens != 10 || *u.OutputTokens != 3 {
+		t.Errorf("usage = %+v", u)
+	}
+	if end := last(evs).AgentEnd; end.Reason != EndCompleted {
+		t.Errorf("agent_end = %+v", end)
+	}
+	// The second request carried the tool's output back to the model.
+	reqs := b.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	frs := functionResponses(reqs[1])
+	if len(frs) != 1 || frs[0].ID != "c1" || frs[0].Response["output"] != "echoed hi" {
+		t.Errorf("function responses sent back = %+v", frs)
+	}
+	if echo.Calls() != 1 {
+		t.Errorf("tool ran %d times", echo.Calls())
+	}
+}
+
+func TestSessionUpdateComesBeforeModelOutput(t *testing.T) {
+	// The model fails before any output: session_update{model} is already out.
+	b := newScript(turn{err: errors.New("backend down")})
+	s := newTestSession(t, b, Config{})
+	evs := run(t, s, "hi")
+	want := []EventType{EventInitialize, EventMessage, EventAgentStart, EventSessionUpdate, EventError, EventAgentEnd}
+	if diff := cmp.Diff(want, types(evs)); diff != "" {
+		t.Fatalf("event types (-want +got):\n%s", diff)
+	}
+	if e := evs[4].Error; !e.Fatal || e.Status != "INTERNAL" || !strings.Contains(e.Message, "backend down") {
+		t.Errorf("error = %+v", e)
+	}
+	if last(evs).AgentEnd.Reason != EndFailed {
+		t.Errorf("reason = %s, want failed", last(evs).AgentEnd.Reason)
+	}
+}
+
+func TestResolveErrorsCarryExitCodes(t *testing.T) {
+	tests := []struct {
+		err      error
+		status   string
+		exitCode int
+	}{
+		{fmt.Errorf("model %q: %w", "gemini-2.5-flash", llm.ErrNoCredentials), "UNAUTHENTICATED", ExitAuth},
+		{fmt.Errorf("%w: x.jsonl:3: bad", llm.ErrBadReplayFile), "INVALID_ARGUMENT", ExitConfig},
+	}
+	for _, tc := range tests {
+		s := newTestSession(t, nil, Config{Resolver: fixedResolver{err: tc.err}})
+		evs := run(t, s, "hi")
+		errs := find(evs, EventError)
+		if len(errs) != 1 || errs[0].Error.Status != tc.status || errs[0].Meta["exitCode"] != tc.exitCode {
+			t.Errorf("%v: error events = %+v", tc.err, errs)
+		}
+		if last(evs).AgentEnd.Reason != EndFailed {
+			t.Errorf("%v: reason %s", tc.err, last(evs).AgentEnd.Reason)
+		}
+	}
+}
+
+func TestAPIErrorStatus(t *testing.T) {
+	b := newScript(turn{err: genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "overloaded"}})
+	s := newTestSession(t, b, Config{})
+	evs := run(t, s, "hi")
+	e := find(evs, EventError)[0]
+	if e.Error.Status != "UNAVAILABLE" || e.Meta["status"] != 503 || e.Meta["errorName"] != "ApiError" {
+		t.Errorf("error event = %+v meta %v", e.Error, e.Meta)
+	}
+}
+
+func TestFinishReasons(t *testing.T) {
+	tests := []struct {
+		finish genai.FinishReason
+		parts  []*genai.Part
+		reason EndReason
+		error  bool
+	}{
+		{genai.FinishReasonStop, []*genai.Part{{Text: "ok"}}, EndCompleted, false},
+		{genai.FinishReasonMaxTokens, []*genai.Part{{Text: "trunc"}}, EndMaxBudget, false},
+		{genai.FinishReasonSafety, nil, EndRefusal, false},
+		{genai.FinishReasonRecitation, nil, EndRefusal, false},
+		{genai.FinishReasonMalformedFunctionCall, nil, EndFailed, true},
+		{genai.FinishReasonOther, []*genai.Part{{Text: "?"}}, EndFailed, false},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.finish), func(t *testing.T) {
+			b := newScript(turn{chunks: []*genai.GenerateContentResponse{{Candidates: []*genai.Candidate{{
+				Content: &genai.Content{Role: genai.RoleModel, Parts: tc.parts}, FinishReason: tc.finish,
+			}}}}})
+			s := newTestSession(t, b, Config{})
+			evs := run(t, s, "hi")
+			if r := last(evs).AgentEnd.Reason; r != tc.reason {
+				t.Errorf("reason = %s, want %s", r, tc.reason)
+			}
+			errs := find(evs, EventError)
+			if tc.error != (len(errs) == 1) {
+				t.Fatalf("error events = %+v, want one: %v", errs, tc.error)
+			}
+			if tc.error && errs[0].Meta["code"] != "INVALID_STREAM" {
+				t.Errorf("error meta = %v", errs[0].Meta)
+			}
+		})
+	}
+}
+
+// TestSendsRunOneAtATime sends from many goroutines at once: every stream
+// runs whole, its events contiguous, in the order its Send was accepted.
+func TestSendsRunOneAtATime(t *testing.T) {
+	const n = 12
+	b := newScript()
+	for range n {
+		b.add(callTurn("", fc("", "echo", nil)), textTurn("a", "b"))
+	}
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{&fakeTool{name: "echo", kind: tools.KindRead}}})
+	ids := make(chan string, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			id, err := s.Send(t.Context(), TextMessage("go"))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ids <- id
+		})
+	}
+	wg.Wait()
+	close(ids)
+	for id := range ids {
+		collectStream(t, s, id)
+	}
+	evs := s.Events()
+	active := ""
+	ended := map[string]bool{}
+	for _, ev := range evs {
+		if ended[ev.StreamID] {
+			t.Fatalf("event %s after its stream ended", ev.ID)
+		}
+		switch {
+		case active == "":
+			active = ev.StreamID
+		case ev.StreamID != active:
+			t.Fatalf("stream %s interleaves with %s at %s", ev.StreamID, active, ev.ID)
+		}
+		if ev.Type == EventAgentEnd {
+			if ev.AgentEnd.Reason != EndCompleted {
+				t.Errorf("stream %s ended %s", ev.StreamID, ev.AgentEnd.Reason)
+			}
+			ended[ev.StreamID] = true
+			active = ""
+		}
+	}
+	if len(ended) != n {
+		t.Errorf("%d streams ended, want %d", len(ended), n)
+	}
+	if got := len(find(evs, EventInitialize)); got != 1 {
+		t.Errorf("%d initialize events, want 1", got)
+	}
+}
+
+func TestStreamIDReturnedBeforeEvents(t *testing.T) {
+	b := newScript(textTurn("hi"))
+	s := newTestSession(t, b, Config{})
+	var mu sync.Mutex
+	var seen []string
+	known := map[string]bool{}
+	unsub := s.Subscribe(func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, ev.StreamID)
+	})
+	defer unsub()
+	id, err := s.Send(t.Context(), TextMessage("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	known[id] = true
+	mu.Unlock()
+	collectStream(t, s, id)
+	mu.Lock()
+	defer mu.Unlock()
+	for _, sid := range seen {
+		if !known[sid] {
+			t.Errorf("event of unknown stream %q", sid)
+		}
+	}
+}
+
+func TestAbortMidModelStream(t *testing.T) {
+	b := newScript(turn{chunks: textTurn("partial ").chunks[:1], block: true}, textTurn("second answer"))
+	s := newTestSession(t, b, Config{})
+	id, err := s.Send(t.Context(), TextMessage("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []Event
+	for ev, err := range s.Stream(t.Context(), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+		if ev.Type == EventMessage && ev.Message.Role == RoleAgent {
+			s.Abort(nil)
+		}
+	}
+	if r := last(evs).AgentEnd.Reason; r != EndAborted {
+		t.Fatalf("reason = %s, want aborted; events %v", r, types(evs))
+	}
+	if len(find(evs, EventError)) != 0 {
+		t.Errorf("an abort is not an error: %v", find(evs, EventError))
+	}
+	// The session is usable, and the cut-off answer is not in its history.
+	evs = run(t, s, "second")
+	if r := last(evs).AgentEnd.Reason; r != EndCompleted {
+		t.Fatalf("second stream reason = %s", r)
+	}
+	second := b.Requests()[1]
+	for _, c := range second.contents {
+		for _, p := range c.Parts {
+			if strings.Contains(p.Text, "partial") {
+				t.Errorf("aborted partial text reached the next request: %+v", c)
+			}
+		}
+	}
+}
+
+func TestAbortDuringToolAnswersTheCall(t *testing.T) {
+	started := make(chan struct{})
+	slow := &fakeTool{name: "slow", kind: tools.KindRead, run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
+		close(started)
+		<-ctx.Done()
+		return tools.Result{}, context.Cause(ctx)
+	}}
+	b := newScript(callTurn("working", fc("c1", "slow", nil)), textTurn("recovered"))
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{slow}})
+	id, err := s.Send(t.Context(), TextMessage("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		<-started
+		s.Abort(nil)
+	}()
+	evs := collectStream(t, s, id)
+	if r := last(evs).AgentEnd.Reason; r != EndAborted {
+		t.Fatalf("reason = %s; events %v", r, types(evs))
+	}
+	resp := find(evs, EventToolResponse)
+	if len(resp) != 1 || !resp[0].ToolResponse.IsError || resp[0].ToolResponse.Data["errorType"] != string(tools.ErrCancelled) {
+		t.Fatalf("tool_response after abort = %+v", resp)
+	}
+	// The next request answers the cut-off call, so Gemini accepts it.
+	evs = run(t, s, "again")
+	if r := last(evs).AgentEnd.Reason; r != EndCompleted {
+		t.Fatalf("second reason = %s", r)
+	}
+	frs := functionResponses(b.Requests()[1])
+	if len(frs) != 1 || frs[0].ID != "c1" || !strings.Contains(fmt.Sprint(frs[0].Response["error"]), "[Operation Cancelled]") {
+		t.Errorf("function responses in the next request = %+v", frs)
+	}
+}
+
+func TestAbortStopsQueuedStreams(t *testing.T) {
+	b := newScript(turn{block: true, chunks: textTurn("a").chunks[:0]})
+	s := newTestSession(t, b, Config{})
+	first, _ := s.Send(t.Context(), TextMessage("one"))
+	second, _ := s.Send(t.Context(), TextMessage("two"))
+	<-b.started
+	s.Abort(errors.New("user pressed stop"))
+	for _, id := range []string{first, second} {
+		evs := collectStream(t, s, id)
+		if r := last(evs).AgentEnd.Reason; r != EndAborted {
+			t.Errorf("stream %s reason = %s", id, r)
+		}
+	}
+	if n := len(b.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1 (the queued stream must not call the model)", n)
+	}
+}
+
+func TestMaxTurns(t *testing.T) {
+	b := newScript()
+	for range 5 {
+		b.add(callTurn("", fc("", "echo", nil)))
+	}
+	s := newTestSession(t, b, Config{MaxTurns: 2, Tools: []tools.Tool{&fakeTool{name: "echo", kind: tools.KindRead}}})
+	evs := run(t, s, "loop")
+	end := last(evs).AgentEnd
+	if end.Reason != EndMaxTurns || end.Data["code"] != "MAX_TURNS_EXCEEDED" || end.Data["maxTurns"] != 2 || end.Data["turnCount"] != 2 {
+		t.Fatalf("agent_end = %+v", end)
+	}
+	if n := len(b.Requests()); n != 2 {
+		t.Errorf("%d model calls, want 2", n)
+	}
+}
+
+func TestDeniedCallReachesModelAsError(t *testing.T) {
+	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
+	b := newScript(callTurn("", fc("w1", "write_file", map[string]any{"file_path": "a"})), textTurn("ok, I cannot"))
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{edit}})
+	evs := run(t, s, "write")
+	if edit.Calls() != 0 {
+		t.Fatal("a denied tool ran")
+	}
+	resp := find(evs, EventToolResponse)[0].ToolResponse
+	wantMsg := `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode.`
+	if !resp.IsError || resp.Content[0].Text != wantMsg || resp.Data["errorType"] != "policy_violation" || resp.Data["decision"] != "reject" {
+		t.Errorf("tool_response = %+v", resp)
+	}
+	frs := functionResponses(b.Requests()[1])
+	if len(frs) != 1 || frs[0].Response["error"] != wantMsg {
+		t.Errorf("the model got %+v, want the denial as the call's error", frs)
+	}
+	if last(evs).AgentEnd.Reason != EndCompleted {
+		t.Errorf("a denial does not end the run: %s", last(evs).AgentEnd.Reason)
+	}
+}
+
+type approverFunc func(context.Context, ApprovalRequest) (Outcome, error)
+
+func (f approverFunc) Approve(ctx context.Context, r ApprovalRequest) (Outcome, error) {
+	return f(ctx, r)
+}
+
+func TestApproverDecides(t *testing.T) {
+	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	var asked []string
+	approver := approverFunc(func(_ context.Context, r ApprovalRequest) (Outcome, error) {
+		asked = append(asked, r.Args["command"].(string))
+		if strings.HasPrefix(r.Args["command"].(string), "rm") {
+			return Cancel, nil
+		}
+		return ProceedAlways, nil
+	})
+	b := newScript(
+		callTurn("", fc("a", "run_shell_command", map[string]any{"command": "git status"})),
+		callTurn("", fc("b", "run_shell_command", map[string]any{"command": "git status --short"})),
+		callTurn("", fc("c", "run_shell_command", map[string]any{"command": "rm -rf x"})),
+		textTurn("done"),
+	)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{shell}, Approver: approver})
+	evs := run(t, s, "go")
+	// proceed_always on "git status" allowed the root command "git" after.
+	if diff := cmp.Diff([]string{"git status", "rm -rf x"}, asked); diff != "" {
+		t.Errorf("approver asked (-want +got):\n%s", diff)
+	}
+	resps := find(evs, EventToolResponse)
+	if resps[0].ToolResponse.Data["decision"] != "auto_accept" || resps[2].ToolResponse.Content[0].Text != "User denied execution." {
+		t.Errorf("responses: %+v / %+v", resps[0].ToolResponse, resps[2].ToolResponse)
+	}
+	if shell.Calls() != 2 {
+		t.Errorf("shell ran %d times, want 2", shell.Calls())
+	}
+}
+
+func TestFatalToolErrorEndsTheRun(t *testing.T) {
+	disk := &fakeTool{name: "write_file", kind: tools.KindEdit, run: func(context.Context, tools.Call) (tools.Result, error) {
+		return tools.Result{}, tools.Errorf(tools.ErrNoSpaceLeft, "no space left on device")
+	}}
+	b := newScript(callTurn("", fc("w", "write_file", nil)))
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{disk}, Policy: mustPolicy(t, "yolo")})
+	evs := run(t, s, "write")
+	errs := find(evs, EventError)
+	if len(errs) != 1 || errs[0].Meta["exitCode"] != ExitFatalTool || errs[0].Meta["errorName"] != "FatalToolExecutionError" {
+		t.Fatalf("error events = %+v", errs)
+	}
+	if r := last(evs).AgentEnd.Reason; r != EndFailed {
+		t.Errorf("reason = %s", r)
+	}
+	if n := len(b.Requests()); n != 1 {
+		t.Errorf("the model was called %d times after a fatal tool error", n)
+	}
+}
+
+func mustPolicy(t *testing.T, mode string, allowed ...string) *Policy {
+	t.Helper()
+	p, err := NewPolicy(mode, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestUpdateChangesModel(t *testing.T) {
+	b := newScript(textTurn("a"))
+	s := newTestSession(t, b, Config{})
+	if id, err := s.Send(t.Context(), Send{Update: &SessionUpdate{Model: "pro"}}); err != nil || id != "" {
+		t.Fatalf("update: %q, %v", id, err)
+	}
+	evs := run(t, s, "hi")
+	if m := find(evs, EventSessionUpdate)[0].SessionUpdate.Model; m != "gemini-2.5-pro" {
+		t.Errorf("model = %q, want gemini-2.5-pro", m)
+	}
+	if got := b.Requests()[0].model; got != "gemini-2.5-pro" {
+		t.Errorf("backend got model %q", got)
+	}
+	if _, err := s.Send(t.Context(), Send{Update: &SessionUpdate{Model: "gpt-4"}}); !errors.Is(err, ErrInvalidSend) || !errors.Is(err, llm.ErrUnknownModel) {
+		t.Errorf("bad model update: err = %v", err)
+	}
+}
+
+func TestInvalidSends(t *testing.T) {
+	s := newTestSession(t, newScript(), Config{})
+	for name, p := range map[string]Send{
+		"empty":         {},
+		"both":          {Message: &SendMessage{Content: []ContentPart{TextPart("x")}}, Update: &SessionUpdate{}},
+		"blank message": {Message: &SendMessage{Content: []ContentPart{TextPart("  ")}}},
+		"bad part":      {Message: &SendMessage{Content: []ContentPart{{Type: "video"}}}},
+	} {
+		if _, err := s.Send(t.Context(), p); !errors.Is(err, ErrInvalidSend) {
+			t.Errorf("%s: err = %v, want ErrInvalidSend", name, err)
+		}
+	}
+	for _, err := range s.Stream(t.Context(), "nope") {
+		if !errors.Is(err, ErrUnknownStream) {
+			t.Errorf("unknown stream: err = %v", err)
+		}
+	}
+}
+
+func TestCloseAbortsAndRejects(t *testing.T) {
+	b := newScript(turn{block: true})
+	s := newTestSession(t, b, Config{})
+	id, _ := s.Send(t.Context(), TextMessage("hang"))
+	<-b.started
+	done := make(chan error)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	evs := collectStream(t, s, id)
+	if r := last(evs).AgentEnd.Reason; r != EndAborted {
+		t.Errorf("reason = %s", r)
+	}
+	if _, err := s.Send(t.Context(), TextMessage("after")); !errors.Is(err, ErrClosed) {
+		t.Errorf("Send after Close: %v", err)
+	}
+}
