@@ -59,7 +59,8 @@ type stream struct {
 	meta    map[string]any
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
-	counter int // next event number; guarded by Session.emitMu
+	counter int     // next event number; guarded by Session.emitMu
+	events  []Event // this stream's events; guarded by Session.logMu
 }
 
 var _ AgentProtocol = (*Session)(nil)
@@ -197,7 +198,7 @@ func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) {
 func (s *Session) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		s.mu.Lock()
-		_, known := s.streams[streamID]
+		st, known := s.streams[streamID]
 		s.mu.Unlock()
 		if !known {
 			yield(Event{}, fmt.Errorf("%w %q", ErrUnknownStream, streamID))
@@ -208,11 +209,7 @@ func (s *Session) Stream(ctx context.Context, streamID string) iter.Seq2[Event, 
 		// exactly once: earlier ones from the snapshot, later ones from the
 		// subscription.
 		s.logMu.Lock()
-		for _, ev := range s.events {
-			if ev.StreamID == streamID {
-				q.items = append(q.items, ev)
-			}
-		}
+		q.items = append(q.items, st.events...)
 		id := s.nextSub
 		s.nextSub++
 		s.subs[id] = func(ev Event) {
@@ -282,6 +279,7 @@ func (s *Session) emit(st *stream, ev Event) Event {
 	ev.Timestamp = s.cfg.now()
 	s.logMu.Lock()
 	s.events = append(s.events, ev)
+	st.events = append(st.events, ev)
 	subs := make([]func(Event), 0, len(s.subs))
 	for _, fn := range s.subs {
 		subs = append(subs, fn)

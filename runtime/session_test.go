@@ -444,7 +444,7 @@ func TestFatalToolErrorEndsTheRun(t *testing.T) {
 	}
 }
 
-func mustPolicy(t *testing.T, mode string, allowed ...string) *Policy {
+func mustPolicy(t testing.TB, mode string, allowed ...string) *Policy {
 	t.Helper()
 	p, err := NewPolicy(mode, allowed)
 	if err != nil {

@@ -1,0 +1,239 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"testing"
+	"time"
+
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// fixedHistory is a session store whose every Get returns the same base
+// history, so each benchmark iteration's model call sees exactly n events.
+type fixedHistory struct{ base []*session.Event }
+
+type fixedSession struct {
+	id     string
+	events []*session.Event
+	state  map[string]any
+}
+
+func (s *fixedSession) ID() string                { return s.id }
+func (s *fixedSession) AppName() string           { return "agentry" }
+func (s *fixedSession) UserID() string            { return "user" }
+func (s *fixedSession) State() session.State      { return mapState(s.state) }
+func (s *fixedSession) Events() session.Events    { return eventList(s.events) }
+func (s *fixedSession) LastUpdateTime() time.Time { return time.Time{} }
+
+type mapState map[string]any
+
+func (m mapState) Get(k string) (any, error) {
+	v, ok := m[k]
+	if !ok {
+		return nil, session.ErrStateKeyNotExist
+	}
+	return v, nil
+}
+func (m mapState) Set(k string, v any) error   { m[k] = v; return nil }
+func (m mapState) All() iter.Seq2[string, any] { return maps.All(m) }
+func (l eventList) All() iter.Seq[*session.Event] {
+	return func(y func(*session.Event) bool) {
+		for _, e := range l {
+			if !y(e) {
+				return
+			}
+		}
+	}
+}
+func (l eventList) Len() int                { return len(l) }
+func (l eventList) At(i int) *session.Event { return l[i] }
+
+type eventList []*session.Event
+
+func (f *fixedHistory) get(id string) *fixedSession {
+	return &fixedSession{id: id, events: f.base[:len(f.base):len(f.base)], state: map[string]any{}}
+}
+func (f *fixedHistory) Create(_ context.Context, r *session.CreateRequest) (*session.CreateResponse, error) {
+	return &session.CreateResponse{Session: f.get(r.SessionID)}, nil
+}
+func (f *fixedHistory) Get(_ context.Context, r *session.GetRequest) (*session.GetResponse, error) {
+	return &session.GetResponse{Session: f.get(r.SessionID)}, nil
+}
+func (f *fixedHistory) List(context.Context, *session.ListRequest) (*session.ListResponse, error) {
+	return &session.ListResponse{}, nil
+}
+func (f *fixedHistory) Delete(context.Context, *session.DeleteRequest) error { return nil }
+func (f *fixedHistory) AppendEvent(_ context.Context, s session.Session, ev *session.Event) error {
+	if ev.Partial {
+		return nil
+	}
+	fs := s.(*fixedSession)
+	fs.events = append(fs.events, ev)
+	return nil
+}
+
+func history(n int) []*session.Event {
+	out := make([]*session.Event, n)
+	for i := range out {
+		role, author := genai.RoleUser, "user"
+		if i%2 == 1 {
+			role, author = genai.RoleModel, "agentry"
+		}
+		ev := &session.Event{ID: fmt.Sprint("h", i), InvocationID: fmt.Sprint("inv", i/2), Author: author, Timestamp: time.Unix(int64(i), 0)}
+		ev.LLMResponse = model.LLMResponse{Content: genai.NewContentFromText(fmt.Sprintf("message %d with a little text to carry", i), genai.Role(role))}
+		out[i] = ev
+	}
+	return out
+}
+
+// instant is a backend that answers at once with a two-chunk stream.
+type instant struct {
+	chunks []*genai.GenerateContentResponse
+}
+
+func (b instant) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return b.chunks[0], nil
+}
+func (b instant) GenerateContentStream(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return func(yield func(*genai.GenerateContentResponse, error) bool) {
+		for _, c := range b.chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+func (b instant) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
+	return &genai.CountTokensResponse{}, nil
+}
+
+// BenchmarkModelCall measures everything agentry adds around one model call
+// — the Send, ADK's request building over the history, the processor chain,
+// the dispatcher's aggregation, the translation to protocol events and their
+// fan-out to a Stream consumer — with a backend that answers instantly.
+func BenchmarkModelCall(b *testing.B) {
+	for _, n := range []int{20, 500} {
+		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
+			content := processors.NewContent(processors.ContentConfig{Roots: []string{b.TempDir()}, OS: "linux"})
+			s, err := New(context.Background(), Config{
+				Model:          "gemini-2.5-flash",
+				Resolver:       fixedResolver{b: instant{chunks: textTurn("Hello ", "there, ", "friend.").chunks}},
+				Instruction:    SystemPrompt,
+				Chain:          processors.NewChain(content),
+				SessionService: &fixedHistory{base: history(n)},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			msg := TextMessage("next question")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				id, err := s.Send(ctx, msg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var end *AgentEnd
+				for ev, err := range s.Stream(ctx, id) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					end = ev.AgentEnd
+				}
+				if end == nil || end.Reason != EndCompleted {
+					b.Fatalf("stream ended %+v", end)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAbort measures the time from Abort to the stream's agent_end,
+// with the invocation blocked in a model stream and in a shell command whose
+// process group must be killed.
+func BenchmarkAbort(b *testing.B) {
+	b.Run("model-stream", func(b *testing.B) {
+		sc := newScript()
+		s, err := New(context.Background(), Config{Model: "gemini-2.5-flash", Resolver: fixedResolver{b: sc}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchAbort(b, s, func() { sc.add(turn{chunks: textTurn("working").chunks[:1], block: true}) }, sc.started)
+	})
+	b.Run("shell-command", func(b *testing.B) {
+		ws := b.TempDir()
+		set, err := tools.NewSet(tools.Config{Workspace: mustWorkspace(b, ws), TempDir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer set.Close()
+		sc := newScript()
+		started := make(chan int, 1)
+		s, err := New(context.Background(), Config{Model: "gemini-2.5-flash", Resolver: fixedResolver{b: sc}, Tools: set.Tools(), Policy: mustPolicy(b, "yolo")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		unsub := s.Subscribe(func(ev Event) {
+			if ev.Type == EventToolUpdate {
+				select {
+				case started <- 0:
+				default:
+				}
+			}
+		})
+		defer unsub()
+		benchAbort(b, s, func() {
+			sc.add(callTurn("", fc("", "run_shell_command", map[string]any{"command": "echo started; sleep 30"})))
+			// Drain the script's own start signal; the shell's first
+			// output says the command is running.
+			go func() { <-sc.started }()
+		}, started)
+	})
+}
+
+func benchAbort(b *testing.B, s *Session, arm func(), started <-chan int) {
+	ctx := context.Background()
+	var total time.Duration
+	for b.Loop() {
+		arm()
+		id, err := s.Send(ctx, TextMessage("go"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-started
+		t0 := time.Now()
+		s.Abort(nil)
+		var end *AgentEnd
+		for ev, err := range s.Stream(ctx, id) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			end = ev.AgentEnd
+		}
+		total += time.Since(t0)
+		if end == nil || end.Reason != EndAborted {
+			b.Fatalf("ended %+v", end)
+		}
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs-abort-to-end")
+}
+
+func mustWorkspace(b *testing.B, dir string) *tools.Workspace {
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws
+}
