@@ -1,0 +1,137 @@
+package tools
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Output kept in memory per stream of a shell command: the first and the
+// last streamHeadTailBytes each. A command can print gigabytes; the model
+// needs the beginning (what ran) and the end (how it ended).
+const streamHeadTailBytes = 1 << 20
+
+// headTail keeps the first and last bytes written to it and counts the
+// rest.
+type headTail struct {
+	max   int
+	head  []byte
+	tail  []byte
+	total int64
+}
+
+func newHeadTail(max int) *headTail { return &headTail{max: max} }
+
+func (h *headTail) write(p []byte) {
+	h.total += int64(len(p))
+	if room := h.max - len(h.head); room > 0 {
+		n := min(room, len(p))
+		h.head = append(h.head, p[:n]...)
+		p = p[n:]
+	}
+	if len(p) == 0 {
+		return
+	}
+	h.tail = append(h.tail, p...)
+	// Trim only when twice over, so trimming costs amortised O(1) a byte.
+	if len(h.tail) > 2*h.max {
+		h.tail = append([]byte(nil), h.tail[len(h.tail)-h.max:]...)
+	}
+}
+
+// omitted returns how many bytes were dropped from the middle.
+func (h *headTail) omitted() int64 {
+	return h.total - int64(len(h.head)) - int64(min(len(h.tail), h.max))
+}
+
+// String returns the kept text, marking where bytes were left out.
+func (h *headTail) String() string {
+	tail := h.tail
+	if len(tail) > h.max {
+		tail = tail[len(tail)-h.max:]
+	}
+	if n := h.omitted(); n > 0 {
+		// The cut may split a character; ToValidUTF8 tidies the edges.
+		return strings.ToValidUTF8(string(h.head), "") +
+			fmt.Sprintf("\n\n... [%d bytes omitted: output exceeded the %d MB kept in memory] ...\n\n", n, 2*h.max>>20) +
+			strings.ToValidUTF8(string(tail), "")
+	}
+	return string(h.head) + string(tail)
+}
+
+// ansiEscape matches terminal control sequences: CSI, OSC and two-byte
+// escapes.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
+
+// stripANSI removes terminal control sequences, as gemini-cli does before
+// showing command output to the model.
+func stripANSI(s string) string {
+	return ansiEscape.ReplaceAllString(s, "")
+}
+
+// wrapUntrusted wraps command output in the <untrusted_context> tags
+// gemini-cli's system prompt tells the model to treat as data, not
+// instructions.
+func wrapUntrusted(s string) string {
+	return "<untrusted_context>\n" +
+		strings.ReplaceAll(s, "</untrusted_context>", "&lt;/untrusted_context&gt;") +
+		"\n</untrusted_context>"
+}
+
+// chunk is output from one stream.
+type chunk struct {
+	stderr bool
+	text   string
+}
+
+// chanWriter hands a stream's output to Execute's goroutine, so that
+// Call.Output is only ever called from there. It holds back a trailing
+// partial UTF-8 sequence until the rest of it arrives.
+type chanWriter struct {
+	ch      chan<- chunk
+	stderr  bool
+	pending []byte
+}
+
+func (w *chanWriter) Write(p []byte) (int, error) {
+	data := append(w.pending, p...)
+	cut := len(data) - incompleteUTF8Tail(data)
+	w.pending = append([]byte(nil), data[cut:]...)
+	if cut > 0 {
+		w.ch <- chunk{w.stderr, string(data[:cut])}
+	}
+	return len(p), nil
+}
+
+// flush returns what was held back; call it once the writer is done.
+func (w *chanWriter) flush() (chunk, bool) {
+	if len(w.pending) == 0 {
+		return chunk{}, false
+	}
+	c := chunk{w.stderr, string(w.pending)}
+	w.pending = nil
+	return c, true
+}
+
+// shellOutput accumulates a command's output within bounded memory.
+type shellOutput struct {
+	stdout, stderr, combined *headTail
+}
+
+func newShellOutput() *shellOutput {
+	return &shellOutput{newHeadTail(streamHeadTailBytes), newHeadTail(streamHeadTailBytes), newHeadTail(streamHeadTailBytes)}
+}
+
+func (o *shellOutput) add(c chunk) {
+	if c.stderr {
+		o.stderr.write([]byte(c.text))
+	} else {
+		o.stdout.write([]byte(c.text))
+	}
+	o.combined.write([]byte(c.text))
+}
+
+// forModel is the combined output as the model sees it.
+func (o *shellOutput) forModel() string {
+	return strings.TrimSpace(stripANSI(o.combined.String()))
+}
