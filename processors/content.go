@@ -37,6 +37,9 @@ type ContentConfig struct {
 	Memory Memory
 	// Sources supply extra context on every request.
 	Sources []ContextSource
+	// Ignore, when set, returns the ignore-file filter of a workspace root,
+	// so the listing leaves out what the file tools would.
+	Ignore func(root string) IgnoreFunc
 }
 
 // Content is the first processor of the chain. It gives the model the
@@ -127,7 +130,11 @@ func (c *Content) render(ctx context.Context) string {
 			if i > 0 {
 				b.WriteByte('\n')
 			}
-			b.WriteString(FolderStructure(ctx, r, c.cfg.MaxItems))
+			var ignore IgnoreFunc
+			if c.cfg.Ignore != nil {
+				ignore = c.cfg.Ignore(r)
+			}
+			b.WriteString(FolderStructure(ctx, r, c.cfg.MaxItems, ignore))
 		}
 		b.WriteByte('\n')
 	}

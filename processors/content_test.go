@@ -116,7 +116,7 @@ func TestFolderStructure(t *testing.T) {
 	// Bounded breadth-first, as gemini-cli's: the root's two files and
 	// three folders take five of the six slots, docs' file the sixth, and
 	// src is not read at all.
-	got := processors.FolderStructure(context.Background(), root, 6)
+	got := processors.FolderStructure(context.Background(), root, 6, nil)
 	want := "Showing up to 6 items (files + folders). Folders or files indicated with ... contain more items not shown, were ignored, or the display limit (6 items) was reached.\n\n" +
 		root + "/\n" +
 		"├───a.txt\n" +
@@ -128,7 +128,7 @@ func TestFolderStructure(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("bounded listing (-want +got):\n%s", diff)
 	}
-	full := processors.FolderStructure(context.Background(), root, 200)
+	full := processors.FolderStructure(context.Background(), root, 200, nil)
 	wantFull := "Showing up to 200 items (files + folders). Folders or files indicated with ... contain more items not shown, were ignored, or the display limit (200 items) was reached.\n\n" +
 		root + "/\n" +
 		"├───a.txt\n" +
@@ -144,8 +144,17 @@ func TestFolderStructure(t *testing.T) {
 	if diff := cmp.Diff(wantFull, full); diff != "" {
 		t.Errorf("full listing (-want +got):\n%s", diff)
 	}
-	if got := processors.FolderStructure(context.Background(), filepath.Join(root, "absent"), 10); !strings.HasPrefix(got, "Error: Could not read directory") {
+	if got := processors.FolderStructure(context.Background(), filepath.Join(root, "absent"), 10, nil); !strings.HasPrefix(got, "Error: Could not read directory") {
 		t.Errorf("missing dir: %q", got)
+	}
+	// An ignore filter hides ignored files and shows ignored folders with
+	// "...", as gemini-cli's listing does with its file service.
+	ignore := func(abs string, isDir bool) bool {
+		return abs == filepath.Join(root, "b.txt") || abs == filepath.Join(root, "src", "deep")
+	}
+	filtered := processors.FolderStructure(context.Background(), root, 200, ignore)
+	if strings.Contains(filtered, "b.txt") || !strings.Contains(filtered, "└───deep/...") || strings.Contains(filtered, "z.go") {
+		t.Errorf("filtered listing:\n%s", filtered)
 	}
 }
 

@@ -23,16 +23,23 @@ type folderNode struct {
 	moreFolders bool
 }
 
+// IgnoreFunc reports whether an absolute path is excluded by ignore files.
+type IgnoreFunc func(abs string, isDir bool) bool
+
 // FolderStructure renders dir as gemini-cli's getFolderStructure does: a
 // breadth-first scan bounded at maxItems files and folders, files before
-// folders, names sorted, ignored folders shown with "...", and truncation
-// marked with "...".
-func FolderStructure(ctx context.Context, dir string, maxItems int) string {
+// folders, names sorted, ignored folders (node_modules, .git, dist,
+// __pycache__, and any folder ignore reports) shown with "...", ignored files
+// left out, and truncation marked with "...". ignore may be nil.
+func FolderStructure(ctx context.Context, dir string, maxItems int, ignore IgnoreFunc) string {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return fmt.Sprintf("Error processing directory %q: %v", dir, err)
 	}
-	tree, err := scanFolder(ctx, root, maxItems)
+	if ignore == nil {
+		ignore = func(string, bool) bool { return false }
+	}
+	tree, err := scanFolder(ctx, root, maxItems, ignore)
 	if err != nil {
 		return fmt.Sprintf("Error: Could not read directory %q. Check path and permissions.", root)
 	}
@@ -45,7 +52,7 @@ func FolderStructure(ctx context.Context, dir string, maxItems int) string {
 	return summary + "\n\n" + root + string(filepath.Separator) + "\n" + strings.Join(lines, "\n")
 }
 
-func scanFolder(ctx context.Context, root string, maxItems int) (*folderNode, error) {
+func scanFolder(ctx context.Context, root string, maxItems int, ignore IgnoreFunc) (*folderNode, error) {
 	rootNode := &folderNode{name: filepath.Base(root), path: root}
 	queue := []*folderNode{rootNode}
 	count := 0
@@ -76,6 +83,9 @@ func scanFolder(ctx context.Context, root string, maxItems int) (*folderNode, er
 				node.moreFiles = true
 				break
 			}
+			if ignore(filepath.Join(node.path, e.Name()), false) {
+				continue
+			}
 			node.files = append(node.files, e.Name())
 			count++
 		}
@@ -90,7 +100,7 @@ func scanFolder(ctx context.Context, root string, maxItems int) (*folderNode, er
 			sub := &folderNode{name: e.Name(), path: filepath.Join(node.path, e.Name())}
 			count++
 			node.subFolders = append(node.subFolders, sub)
-			if defaultIgnoredFolders[e.Name()] {
+			if defaultIgnoredFolders[e.Name()] || ignore(sub.path, true) {
 				sub.ignored = true
 				continue
 			}

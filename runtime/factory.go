@@ -111,6 +111,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	}
 	content := processors.NewContent(processors.ContentConfig{
 		Roots: ws.Roots(), TempDir: s.TempDir(), Now: opts.Now, MaxItems: maxItems, Memory: memory, Sources: opts.Sources,
+		Ignore: func(root string) processors.IgnoreFunc { return tools.NewIgnorer(root).Ignored },
 	})
 	// The one explicit order of the chain: content, then masking, then
 	// routing. Masking and routing processors join here.

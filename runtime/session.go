@@ -45,9 +45,10 @@ type Session struct {
 	// follow one total order. Subscribers are called with emitMu held and
 	// logMu released, so they may call Events, Send or Abort.
 	emitMu  sync.Mutex
-	logMu   sync.RWMutex // guards events, subs, nextSub
+	logMu   sync.RWMutex // guards events, subs, subList, nextSub
 	events  []Event
 	subs    map[uint64]func(Event)
+	subList []func(Event) // subs as a slice, replaced (never mutated) on change
 	nextSub uint64
 }
 
@@ -183,15 +184,37 @@ func (s *Session) Events() []Event {
 // Subscribe implements AgentProtocol.
 func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) {
 	s.logMu.Lock()
+	id := s.addSubLocked(fn)
+	s.logMu.Unlock()
+	return func() { s.removeSub(id) }
+}
+
+// addSubLocked registers fn; logMu must be held.
+func (s *Session) addSubLocked(fn func(Event)) uint64 {
 	id := s.nextSub
 	s.nextSub++
 	s.subs[id] = fn
-	s.logMu.Unlock()
-	return func() {
-		s.logMu.Lock()
+	s.rebuildSubsLocked()
+	return id
+}
+
+func (s *Session) removeSub(id uint64) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if _, ok := s.subs[id]; ok {
 		delete(s.subs, id)
-		s.logMu.Unlock()
+		s.rebuildSubsLocked()
 	}
+}
+
+// rebuildSubsLocked replaces subList, so emit can use a snapshot without
+// copying it for every event.
+func (s *Session) rebuildSubsLocked() {
+	list := make([]func(Event), 0, len(s.subs))
+	for _, fn := range s.subs {
+		list = append(list, fn)
+	}
+	s.subList = list
 }
 
 // Stream implements AgentProtocol.
@@ -210,19 +233,13 @@ func (s *Session) Stream(ctx context.Context, streamID string) iter.Seq2[Event, 
 		// subscription.
 		s.logMu.Lock()
 		q.items = append(q.items, st.events...)
-		id := s.nextSub
-		s.nextSub++
-		s.subs[id] = func(ev Event) {
+		id := s.addSubLocked(func(ev Event) {
 			if ev.StreamID == streamID {
 				q.push(ev)
 			}
-		}
+		})
 		s.logMu.Unlock()
-		defer func() {
-			s.logMu.Lock()
-			delete(s.subs, id)
-			s.logMu.Unlock()
-		}()
+		defer s.removeSub(id)
 		for {
 			for _, ev := range q.take() {
 				if !yield(ev, nil) {
@@ -280,10 +297,7 @@ func (s *Session) emit(st *stream, ev Event) Event {
 	s.logMu.Lock()
 	s.events = append(s.events, ev)
 	st.events = append(st.events, ev)
-	subs := make([]func(Event), 0, len(s.subs))
-	for _, fn := range s.subs {
-		subs = append(subs, fn)
-	}
+	subs := s.subList
 	s.logMu.Unlock()
 	for _, fn := range subs {
 		fn(ev)
@@ -345,7 +359,9 @@ func (s *Session) run(st *stream) {
 // finish closes unanswered tool calls and emits the stream's last events.
 func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr error) {
 	cause := context.Cause(st.ctx)
-	if tr != nil {
+	// Only a cut-off run can leave a call unanswered: ADK answers every
+	// call before a run ends on its own.
+	if tr != nil && (cause != nil || runErr != nil) {
 		s.closeDanglingCalls(st, tr, cause, runErr)
 	}
 	switch {

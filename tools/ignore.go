@@ -365,3 +365,18 @@ func walk(ctx context.Context, f *fileFilter, start string, prune bool, fn func(
 		return err
 	})
 }
+
+// Ignorer reports whether a path is excluded by a workspace root's ignore
+// files — .gitignore (from the git top down), .geminiignore and
+// .agentryignore — exactly as the file tools see them. It reads ignore files
+// as it goes and is not safe for concurrent use.
+type Ignorer struct{ f *fileFilter }
+
+// NewIgnorer returns the Ignorer for one workspace root (an absolute,
+// symlink-resolved directory).
+func NewIgnorer(root string) *Ignorer {
+	return &Ignorer{f: newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true})}
+}
+
+// Ignored reports whether the absolute path abs is excluded.
+func (i *Ignorer) Ignored(abs string, isDir bool) bool { return i.f.ignored(abs, isDir) }

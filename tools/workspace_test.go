@@ -129,3 +129,24 @@ func mustSymlink(t *testing.T, target, link string) {
 		t.Fatal(err)
 	}
 }
+
+func TestIgnorer(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{".gitignore": "build/\n*.log\n", ".agentryignore": "secret.txt\n"} {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ig := NewIgnorer(root)
+	for path, want := range map[string]bool{
+		"build": true, "build/out.bin": true, "app.log": true, "secret.txt": true, "main.go": false, "src": false,
+	} {
+		isDir := path == "build" || path == "src"
+		if got := ig.Ignored(filepath.Join(root, path), isDir); got != want {
+			t.Errorf("Ignored(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// running reports whether pid is a live process (a zombie counts as gone).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestAbortRealShellCommand aborts a real shell command whose child keeps
+// running: the whole process group is gone afterwards, the call is answered,
+// and the next Send on the same session succeeds.
+func TestAbortRealShellCommand(t *testing.T) {
+	dir := t.TempDir()
+	ws, err := tools.NewWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tools.NewSet(tools.Config{Workspace: ws, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	b := newScript(
+		callTurn("", fc("sh1", "run_shell_command", map[string]any{"command": "sleep 300 & echo $! > sleep.pid; wait"})),
+		textTurn("back"),
+	)
+	s := newTestSession(t, b, Config{Tools: set.Tools(), Policy: mustPolicy(t, "yolo")})
+	id, err := s.Send(t.Context(), TextMessage("sleep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	eventually(t, "the command to start", func() bool {
+		data, err := os.ReadFile(filepath.Join(dir, "sleep.pid"))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	if !running(pid) {
+		t.Fatalf("sleep %d is not running", pid)
+	}
+	s.Abort(nil)
+	evs := collectStream(t, s, id)
+	if r := last(evs).AgentEnd.Reason; r != EndAborted {
+		t.Fatalf("reason = %s; events %v", r, types(evs))
+	}
+	eventually(t, "the shell's child to die", func() bool { return !running(pid) })
+	resp := find(evs, EventToolResponse)
+	if len(resp) != 1 || resp[0].ToolResponse.RequestID != "sh1" || !resp[0].ToolResponse.IsError {
+		t.Fatalf("tool_response = %+v", resp)
+	}
+
+	evs = run(t, s, "and now?")
+	if r := last(evs).AgentEnd.Reason; r != EndCompleted {
+		t.Fatalf("next Send: reason %s", r)
+	}
+	frs := functionResponses(b.Requests()[1])
+	if len(frs) != 1 || frs[0].ID != "sh1" || !strings.Contains(fmt.Sprint(frs[0].Response["error"]), "[Operation Cancelled]") {
+		t.Errorf("function responses = %+v", frs)
+	}
+}
