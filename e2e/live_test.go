@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/internal/fakegemini"
+	"github.com/agentry-dev/agentry/internal/proctest"
 )
 
 // normalise drops what legitimately differs between two runs of the same
@@ -80,28 +80,6 @@ func TestRecordReplayRoundTrip(t *testing.T) {
 	}
 }
 
-// alive reports whether pid is a running (not zombie) process.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // TestInterruptKillsShellCommand: Ctrl-C during a shell command ends the run
 // with exit code 130, and the command's whole process group is gone.
 func TestInterruptKillsShellCommand(t *testing.T) {
@@ -118,7 +96,7 @@ func TestInterruptKillsShellCommand(t *testing.T) {
 	}
 	pidFile := filepath.Join(e.ws, "sleep.pid")
 	var pid int
-	waitFor(t, "the shell command to start", func() bool {
+	proctest.Eventually(t, "the shell command to start", func() bool {
 		b, err := os.ReadFile(pidFile)
 		if err != nil {
 			return false
@@ -126,7 +104,7 @@ func TestInterruptKillsShellCommand(t *testing.T) {
 		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && pid > 0
 	})
-	if !alive(pid) {
+	if !proctest.Running(pid) {
 		t.Fatalf("sleep %d is not running", pid)
 	}
 	start := time.Now()
@@ -145,7 +123,7 @@ func TestInterruptKillsShellCommand(t *testing.T) {
 	if code := c.ProcessState.ExitCode(); code != 130 {
 		t.Errorf("exit %d, want 130; stderr:\n%s", code, stderr.String())
 	}
-	waitFor(t, "the shell command's child to be gone", func() bool { return !alive(pid) })
+	proctest.Eventually(t, "the shell command's child to be gone", func() bool { return !proctest.Running(pid) })
 	ls := lines(t, stdout.String())
 	last := ls[len(ls)-1]
 	errObj, _ := last["error"].(map[string]any)

@@ -7,32 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/tools"
 )
-
-// running reports whether pid is a live process (a zombie counts as gone).
-func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || len(s) < i+3 || s[i+2] != 'Z'
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
 
 // TestAbortRealShellCommand aborts a real shell command whose child keeps
 // running: the whole process group is gone afterwards, the call is answered,
@@ -58,7 +36,7 @@ func TestAbortRealShellCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pid int
-	eventually(t, "the command to start", func() bool {
+	proctest.Eventually(t, "the command to start", func() bool {
 		data, err := os.ReadFile(filepath.Join(dir, "sleep.pid"))
 		if err != nil {
 			return false
@@ -66,7 +44,7 @@ func TestAbortRealShellCommand(t *testing.T) {
 		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
 		return err == nil && pid > 0
 	})
-	if !running(pid) {
+	if !proctest.Running(pid) {
 		t.Fatalf("sleep %d is not running", pid)
 	}
 	s.Abort(nil)
@@ -74,7 +52,7 @@ func TestAbortRealShellCommand(t *testing.T) {
 	if r := last(evs).AgentEnd.Reason; r != EndAborted {
 		t.Fatalf("reason = %s; events %v", r, types(evs))
 	}
-	eventually(t, "the shell's child to die", func() bool { return !running(pid) })
+	proctest.Eventually(t, "the shell's child to die", func() bool { return !proctest.Running(pid) })
 	resp := find(evs, EventToolResponse)
 	if len(resp) != 1 || resp[0].ToolResponse.RequestID != "sh1" || !resp[0].ToolResponse.IsError {
 		t.Fatalf("tool_response = %+v", resp)

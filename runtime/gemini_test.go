@@ -121,20 +121,7 @@ func TestGeminiAbortMidStream(t *testing.T) {
 	srv := fakegemini.New(t)
 	srv.Enqueue(fakegemini.Hang("thinking about it"), fakegemini.Text("fresh start"))
 	s := geminiSession(t, srv, Config{})
-	id, err := s.Send(t.Context(), TextMessage("long task"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []Event
-	for ev, err := range s.Stream(t.Context(), id) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev)
-		if ev.Type == EventMessage && ev.Message.Role == RoleAgent {
-			s.Abort(nil)
-		}
-	}
+	evs := abortOnFirstDelta(t, s, "long task")
 	if r := last(evs).AgentEnd.Reason; r != EndAborted {
 		t.Fatalf("reason = %s, events %v", r, types(evs))
 	}

@@ -246,3 +246,24 @@ func functionResponses(r recordedRequest) []*genai.FunctionResponse {
 	}
 	return out
 }
+
+// abortOnFirstDelta sends text and aborts the stream as soon as the agent's
+// first message arrives, returning the stream's events.
+func abortOnFirstDelta(t *testing.T, s *Session, text string) []Event {
+	t.Helper()
+	id, err := s.Send(t.Context(), TextMessage(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []Event
+	for ev, err := range s.Stream(t.Context(), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+		if ev.Type == EventMessage && ev.Message.Role == RoleAgent {
+			s.Abort(nil)
+		}
+	}
+	return evs
+}

@@ -23,8 +23,9 @@ type AgentProtocol interface {
 	// starts no stream (an update) returns "".
 	Send(ctx context.Context, p Send) (streamID string, err error)
 	// Subscribe calls fn with every event emitted from now on, in order,
-	// from the emitting goroutine; fn must not block for long. The returned
-	// function unsubscribes.
+	// from the emitting goroutine; fn must not block for long, and may call
+	// Send, Abort and Events but not Close. The returned function
+	// unsubscribes.
 	Subscribe(fn func(Event)) (unsubscribe func())
 	// Stream yields the events of one stream, from its first event (already
 	// emitted ones are replayed), and ends after its agent_end. It fails if

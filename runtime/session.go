@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/agentry-dev/agentry/tools"
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/platform"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/tools"
 )
 
 // Session is the ADK-backed AgentProtocol. It owns one ADK runner and one

@@ -261,20 +261,7 @@ func TestStreamIDReturnedBeforeEvents(t *testing.T) {
 func TestAbortMidModelStream(t *testing.T) {
 	b := newScript(turn{chunks: textTurn("partial ").chunks[:1], block: true}, textTurn("second answer"))
 	s := newTestSession(t, b, Config{})
-	id, err := s.Send(t.Context(), TextMessage("first"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []Event
-	for ev, err := range s.Stream(t.Context(), id) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev)
-		if ev.Type == EventMessage && ev.Message.Role == RoleAgent {
-			s.Abort(nil)
-		}
-	}
+	evs := abortOnFirstDelta(t, s, "first")
 	if r := last(evs).AgentEnd.Reason; r != EndAborted {
 		t.Fatalf("reason = %s, want aborted; events %v", r, types(evs))
 	}

@@ -23,6 +23,7 @@ type printer struct {
 	io        stdio
 	raw       bool
 	start     time.Time
+	now       func() time.Time
 	sessionID string
 	metrics   *sessionMetrics
 
@@ -36,7 +37,7 @@ type printer struct {
 }
 
 func newPrinter(format string, io stdio, raw bool, start time.Time) *printer {
-	return &printer{format: format, io: io, raw: raw, start: start, metrics: newSessionMetrics()}
+	return &printer{format: format, io: io, raw: raw, start: start, now: time.Now, metrics: newSessionMetrics()}
 }
 
 type jsonError struct {
@@ -54,7 +55,8 @@ type jsonOutput struct {
 	Warnings  []string        `json:"warnings,omitempty"`
 }
 
-func timestamp() string { return time.Now().UTC().Format("2006-01-02T15:04:05.000Z") }
+// timestamp is the current time in JavaScript's toISOString format.
+func (p *printer) timestamp() string { return p.now().UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // The stream-json lines, in gemini-cli's field order.
 type (
@@ -120,15 +122,15 @@ func (p *printer) init(model, input string) {
 	if p.format != "stream-json" {
 		return
 	}
-	p.line(initLine{Type: "init", Timestamp: timestamp(), SessionID: p.sessionID, Model: model})
-	p.line(messageLine{Type: "message", Timestamp: timestamp(), Role: "user", Content: input})
+	p.line(initLine{Type: "init", Timestamp: p.timestamp(), SessionID: p.sessionID, Model: model})
+	p.line(messageLine{Type: "message", Timestamp: p.timestamp(), Role: "user", Content: input})
 }
 
 // warn reports a non-fatal problem.
 func (p *printer) warn(msg string) {
 	switch p.format {
 	case "stream-json":
-		p.line(errorLine{Type: "error", Timestamp: timestamp(), Severity: "warning", Message: stripANSI(msg)})
+		p.line(errorLine{Type: "error", Timestamp: p.timestamp(), Severity: "warning", Message: stripANSI(msg)})
 	case "json":
 		p.warnings = append(p.warnings, stripANSI(msg))
 	default:
@@ -157,7 +159,7 @@ func (p *printer) event(ev runtime.Event) (exitCode int, done bool) {
 		p.response = ""
 		if p.format == "stream-json" {
 			r := ev.ToolRequest
-			p.line(toolUseLine{Type: "tool_use", Timestamp: timestamp(), ToolName: r.Name, ToolID: r.RequestID, Parameters: r.Args})
+			p.line(toolUseLine{Type: "tool_use", Timestamp: p.timestamp(), ToolName: r.Name, ToolID: r.RequestID, Parameters: r.Args})
 		}
 	case runtime.EventToolResponse:
 		p.toolResponse(ev.ToolResponse)
@@ -172,7 +174,7 @@ func (p *printer) event(ev runtime.Event) (exitCode int, done bool) {
 			if ev.Error.Status == "RESOURCE_EXHAUSTED" {
 				severity = "error"
 			}
-			p.line(errorLine{Type: "error", Timestamp: timestamp(), Severity: severity, Message: stripANSI(ev.Error.Message)})
+			p.line(errorLine{Type: "error", Timestamp: p.timestamp(), Severity: severity, Message: stripANSI(ev.Error.Message)})
 		} else if p.format == "json" {
 			p.warnings = append(p.warnings, ev.Error.Message)
 		} else if p.format == "text" {
@@ -197,7 +199,7 @@ func (p *printer) text(t string) {
 	case "json":
 		p.response += t
 	case "stream-json":
-		p.line(messageLine{Type: "message", Timestamp: timestamp(), Role: "assistant", Content: t, Delta: true})
+		p.line(messageLine{Type: "message", Timestamp: p.timestamp(), Role: "assistant", Content: t, Delta: true})
 	}
 }
 
@@ -214,7 +216,7 @@ func (p *printer) toolResponse(r *runtime.ToolResponse) {
 	errType, _ := r.Data["errorType"].(string)
 	switch p.format {
 	case "stream-json":
-		out := toolResultLine{Type: "tool_result", Timestamp: timestamp(), ToolID: r.RequestID, Status: "success", Output: displayString(r.Display)}
+		out := toolResultLine{Type: "tool_result", Timestamp: p.timestamp(), ToolID: r.RequestID, Status: "success", Output: displayString(r.Display)}
 		if r.IsError {
 			out.Status = "error"
 			if errType == "" {
@@ -259,12 +261,12 @@ func (p *printer) end(end *runtime.AgentEnd) int {
 		resp := p.response
 		p.writeJSON(jsonOutput{SessionID: p.sessionID, Response: &resp, Stats: p.metrics, Warnings: p.warnings})
 	case "stream-json":
-		p.line(resultLine{Type: "result", Timestamp: timestamp(), Status: "success", Stats: p.metrics.streamStats(p.elapsed())})
+		p.line(resultLine{Type: "result", Timestamp: p.timestamp(), Status: "success", Stats: p.metrics.streamStats(p.elapsed())})
 	}
 	return exitOK
 }
 
-func (p *printer) elapsed() int64 { return time.Since(p.start).Milliseconds() }
+func (p *printer) elapsed() int64 { return p.now().Sub(p.start).Milliseconds() }
 
 // fail reports an error that ended the run outside a stream's events.
 func (p *printer) fail(err error) int {
@@ -278,7 +280,7 @@ func (p *printer) failWith(code int, errType, msg string) int {
 		p.writeJSON(jsonOutput{SessionID: p.sessionID, Stats: p.metrics, Warnings: p.warnings,
 			Error: &jsonError{Type: errType, Message: stripANSI(msg), Code: code}})
 	case "stream-json":
-		p.line(resultLine{Type: "result", Timestamp: timestamp(), Status: "error",
+		p.line(resultLine{Type: "result", Timestamp: p.timestamp(), Status: "error",
 			Error: &typedError{Type: errType, Message: stripANSI(msg)}, Stats: p.metrics.streamStats(p.elapsed())})
 	case "text":
 		p.ensureNewline()
