@@ -26,6 +26,7 @@ const (
 	Deny
 )
 
+// String returns the decision's name.
 func (d Decision) String() string {
 	switch d {
 	case Allow:

@@ -71,6 +71,7 @@ type FatalToolError struct {
 	Err  error
 }
 
+// Error says which tool failed and how.
 func (e *FatalToolError) Error() string {
 	return fmt.Sprintf("Error executing tool %s: %v", e.Tool, e.Err)
 }

@@ -2,8 +2,9 @@ package tools
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/agentry-dev/agentry/internal/ansi"
 )
 
 // Output kept in memory per stream of a shell command: the first and the
@@ -59,15 +60,9 @@ func (h *headTail) String() string {
 	return string(h.head) + string(tail)
 }
 
-// ansiEscape matches terminal control sequences: CSI, OSC and two-byte
-// escapes.
-var ansiEscape = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
-
 // stripANSI removes terminal control sequences, as gemini-cli does before
 // showing command output to the model.
-func stripANSI(s string) string {
-	return ansiEscape.ReplaceAllString(s, "")
-}
+func stripANSI(s string) string { return ansi.Strip(s) }
 
 // wrapUntrusted wraps command output in the <untrusted_context> tags
 // gemini-cli's system prompt tells the model to treat as data, not

@@ -156,6 +156,7 @@ func Errorf(t ErrorType, format string, args ...any) *Error {
 	return &Error{Type: t, Msg: fmt.Sprintf(format, args...)}
 }
 
+// Error returns the message the model reads.
 func (e *Error) Error() string { return e.Msg }
 
 // Unwrap returns the cause.

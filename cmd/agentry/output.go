@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
+	"github.com/agentry-dev/agentry/internal/ansi"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -336,14 +336,6 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// ansi matches terminal escape sequences: CSI, OSC and two-byte escapes. The
-// model's text is printed without them unless --raw-output, so a reply
-// cannot rewrite the user's terminal.
-var ansi = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]`)
-
-func stripANSI(s string) string {
-	if !strings.ContainsRune(s, 0x1b) {
-		return s
-	}
-	return ansi.ReplaceAllString(s, "")
-}
+// stripANSI removes terminal escape sequences from the model's text unless
+// --raw-output, so a reply cannot rewrite the user's terminal.
+func stripANSI(s string) string { return ansi.Strip(s) }
