@@ -62,6 +62,9 @@ type stream struct {
 	cancel  context.CancelCauseFunc
 	counter int     // next event number; guarded by Session.emitMu
 	events  []Event // this stream's events; guarded by Session.logMu
+	// sent is closed when Send has finished with the stream, so none of
+	// the stream's events is emitted before Send returns its id.
+	sent chan struct{}
 }
 
 var _ AgentProtocol = (*Session)(nil)
@@ -94,11 +97,13 @@ func (s *Session) Send(ctx context.Context, p Send) (string, error) {
 		content: content,
 		display: p.Message.DisplayContent,
 		meta:    p.Meta,
+		sent:    make(chan struct{}),
 	}
 	// A stream outlives the Send call that starts it, so its context derives
 	// from the session's, not from ctx.
 	st.ctx, st.cancel = context.WithCancelCause(s.baseCtx)
 
+	defer close(st.sent)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -307,6 +312,7 @@ func (s *Session) emit(st *stream, ev Event) Event {
 
 // run executes one stream from its user message to its agent_end.
 func (s *Session) run(st *stream) {
+	<-st.sent
 	s.mu.Lock()
 	first := !s.initialized
 	s.initialized = true

@@ -229,31 +229,46 @@ func TestSendsRunOneAtATime(t *testing.T) {
 	}
 }
 
-func TestStreamIDReturnedBeforeEvents(t *testing.T) {
-	b := newScript(textTurn("hi"))
+// TestStreamReplaysFinishedStream: Stream called after a stream has ended
+// still yields all of its events, from the first, and nothing else.
+func TestStreamReplaysFinishedStream(t *testing.T) {
+	b := newScript(textTurn("one"), textTurn("two"))
 	s := newTestSession(t, b, Config{})
-	var mu sync.Mutex
-	var seen []string
-	known := map[string]bool{}
+	ended := make(chan string, 2)
 	unsub := s.Subscribe(func(ev Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen = append(seen, ev.StreamID)
+		if ev.Type == EventAgentEnd {
+			ended <- ev.StreamID
+		}
 	})
 	defer unsub()
-	id, err := s.Send(t.Context(), TextMessage("x"))
+	first, err := s.Send(t.Context(), TextMessage("a"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	known[id] = true
-	mu.Unlock()
-	collectStream(t, s, id)
-	mu.Lock()
-	defer mu.Unlock()
-	for _, sid := range seen {
-		if !known[sid] {
-			t.Errorf("event of unknown stream %q", sid)
+	second, err := s.Send(t.Context(), TextMessage("b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case <-ended:
+		case <-time.After(30 * time.Second):
+			t.Fatal("streams did not end")
+		}
+	}
+	for i, id := range []string{first, second} {
+		evs := collectStream(t, s, id)
+		want := []EventType{EventMessage, EventAgentStart, EventSessionUpdate, EventMessage, EventUsage, EventAgentEnd}
+		if i == 0 {
+			want = append([]EventType{EventInitialize}, want...)
+		}
+		if diff := cmp.Diff(want, types(evs)); diff != "" {
+			t.Errorf("stream %d replay (-want +got):\n%s", i, diff)
+		}
+		for j, ev := range evs {
+			if ev.StreamID != id || ev.ID != fmt.Sprintf("%s-%d", id, j) {
+				t.Errorf("stream %d event %d: id %q stream %q", i, j, ev.ID, ev.StreamID)
+			}
 		}
 	}
 }
