@@ -160,14 +160,6 @@ func lines(t *testing.T, s string) []map[string]any {
 	return out
 }
 
-func lineTypes(ls []map[string]any) []string {
-	var out []string
-	for _, l := range ls {
-		out = append(out, fmt.Sprint(l["type"]))
-	}
-	return out
-}
-
 func ofType(ls []map[string]any, typ string) []map[string]any {
 	var out []map[string]any
 	for _, l := range ls {

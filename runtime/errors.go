@@ -10,16 +10,20 @@ import (
 // Exit codes, gemini-cli's: drivers that exit on a stream's failure use the
 // code carried in the error event's _meta.exitCode.
 const (
-	ExitOK              = 0
-	ExitGeneric         = 1
-	ExitAuth            = 41
-	ExitInput           = 42
-	ExitSandbox         = 44
-	ExitConfig          = 52
-	ExitTurnLimit       = 53
-	ExitFatalTool       = 54
-	ExitUntrusted       = 55
-	ExitCancelled       = 130
+	ExitOK        = 0
+	ExitGeneric   = 1
+	ExitAuth      = 41
+	ExitInput     = 42
+	ExitSandbox   = 44
+	ExitConfig    = 52
+	ExitTurnLimit = 53
+	ExitFatalTool = 54
+	ExitUntrusted = 55
+	ExitCancelled = 130
+)
+
+// google.rpc.Code names used in error events.
+const (
 	statusInternal      = "INTERNAL"
 	statusInvalidArg    = "INVALID_ARGUMENT"
 	statusUnauth        = "UNAUTHENTICATED"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -266,4 +267,14 @@ func abortOnFirstDelta(t *testing.T, s *Session, text string) []Event {
 		}
 	}
 	return evs
+}
+
+// requireCallClosed checks that request n to b answered the cut-off call id
+// with a synthetic "[Operation Cancelled]" error, and nothing else.
+func requireCallClosed(t *testing.T, b *script, n int, id string) {
+	t.Helper()
+	frs := functionResponses(b.Requests()[n])
+	if len(frs) != 1 || frs[0].ID != id || !strings.Contains(fmt.Sprint(frs[0].Response["error"]), "[Operation Cancelled]") {
+		t.Errorf("function responses in request %d = %+v, want %s answered as cancelled", n, frs, id)
+	}
 }

@@ -69,7 +69,8 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (map[string]any, er
 		if st.approver == nil {
 			info.errType = tools.ErrPolicyViolation
 			info.decision = "reject"
-			return nil, fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.", st.t.DisplayName()) //nolint:staticcheck // the model reads gemini-cli's sentence
+			//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
+			return nil, fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.", st.t.DisplayName())
 		}
 		outcome, err := st.approver.Approve(ctx, ApprovalRequest{
 			CallID: callID, Tool: st.t.Name(), DisplayName: st.t.DisplayName(),
@@ -88,7 +89,8 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (map[string]any, er
 		default:
 			info.errType = tools.ErrPolicyViolation
 			info.decision = "reject"
-			return nil, errors.New("User denied execution.") //nolint:staticcheck // the model reads gemini-cli's sentence
+			//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
+			return nil, errors.New("User denied execution.")
 		}
 	case Deny:
 		info.errType = tools.ErrPolicyViolation

@@ -857,6 +857,7 @@ func oaiResponse(res *openai.ChatCompletion) (*genai.GenerateContentResponse, er
 		}
 		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Function.Name, Args: args}})
 	}
+	//lint:ignore SA1019 older OpenAI-compatible servers still answer with function_call
 	if fc := msg.FunctionCall; fc.Name != "" {
 		args, err := oaiCallArgs(fc.Name, fc.Arguments)
 		if err != nil {
@@ -918,6 +919,7 @@ func (s *oaiStream) add(c *openai.ChatCompletionChunk) ([]*genai.GenerateContent
 		for _, tc := range d.ToolCalls {
 			s.addCall(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments)
 		}
+		//lint:ignore SA1019 older OpenAI-compatible servers still stream function_call
 		if fc := d.FunctionCall; fc.Name != "" || fc.Arguments != "" {
 			s.addCall(legacyCallIndex, "", fc.Name, fc.Arguments)
 		}
