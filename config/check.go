@@ -28,6 +28,14 @@ func checkValue(key string, v any) string {
 		if v.(int) < -1 {
 			return "an integer >= -1 (-1 means unlimited)"
 		}
+	case "general.maxAttempts":
+		if n := v.(int); n < 1 || n > 10 {
+			return "an integer from 1 to 10"
+		}
+	case "model.routing.numericalThreshold":
+		if n := v.(int); n < 0 || n > 100 {
+			return "an integer from 0 to 100 (0 means the default, 90)"
+		}
 	case "tools.shell.timeoutSeconds", "context.maxDirectoryItems":
 		if v.(int) < 0 {
 			return "an integer >= 0"

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"unicode/utf8"
 )
@@ -204,6 +205,16 @@ func fromJSON(file string, n *node, val any) (any, error) {
 			}
 			return i, nil
 		}
+	case kindJSON:
+		raw, err := json.Marshal(val)
+		if err != nil {
+			return nil, mismatch()
+		}
+		v, err := decodeJSON(n, raw)
+		if err != nil {
+			return nil, &Error{File: file, Key: n.key, Msg: fmt.Sprintf("%s: %v", n.key, jsonProblem(err))}
+		}
+		return v, nil
 	case kindStrings:
 		list, ok := val.([]any)
 		if !ok {
@@ -220,6 +231,20 @@ func fromJSON(file string, n *node, val any) (any, error) {
 		return out, nil
 	}
 	return nil, mismatch()
+}
+
+// jsonProblem rewords encoding/json's errors for a settings file: the Go
+// type names mean nothing to its author.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "the value"
+		}
+		return fmt.Sprintf("%s must not be a JSON %s", field, te.Value)
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // jsonType names the JSON type of a decoded value.

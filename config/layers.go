@@ -90,6 +90,9 @@ func parseText(n *node, text string) (any, bool) {
 		return b, err == nil
 	case kindStrings:
 		return splitList(text), true
+	case kindJSON:
+		v, err := decodeJSON(n, []byte(text))
+		return v, err == nil
 	}
 	return nil, false
 }
@@ -137,7 +140,7 @@ func (s *schema) bindFlags(v *viper.Viper, flags *pflag.FlagSet, flagKeys map[st
 	for _, name := range names {
 		key := flagKeys[name]
 		n, ok := s.byKey[key]
-		if !ok || n.kind == kindObject {
+		if !ok || n.kind == kindObject || n.kind == kindJSON {
 			return nil, fmt.Errorf("config: flag --%s is mapped to unknown settings key %q", name, key)
 		}
 		if !settableOutsideUserFile(key) {

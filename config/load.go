@@ -71,6 +71,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 	userPath := st.UserSettingsPath()
 	sch := newSchema()
 	origins := map[string]origin{}
+	structured := map[string]any{} // kindJSON values, kept out of viper
 
 	v := viper.New()
 	for key, val := range sch.flatten(&st) {
@@ -85,7 +86,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 		if userValues, err = sch.validateFile(userPath, raw); err != nil {
 			return nil, err
 		}
-		if err := merge(v, userValues, fileOrigin(userPath), origins); err != nil {
+		if err := merge(v, sch.splitJSON(userValues, structured), fileOrigin(userPath), origins); err != nil {
 			return nil, fmt.Errorf("config: merging %s: %w", userPath, err)
 		}
 	}
@@ -123,7 +124,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := merge(v, values, fileOrigin(wsPath), origins); err != nil {
+			if err := merge(v, sch.splitJSON(values, structured), fileOrigin(wsPath), origins); err != nil {
 				return nil, fmt.Errorf("config: merging %s: %w", wsPath, err)
 			}
 		}
@@ -136,7 +137,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := merge(v, envValues, func(key string) origin { return envOrigins[key] }, origins); err != nil {
+	if err := merge(v, sch.splitJSON(envValues, structured), func(key string) origin { return envOrigins[key] }, origins); err != nil {
 		return nil, fmt.Errorf("config: merging environment: %w", err)
 	}
 
@@ -150,6 +151,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 	if err := v.Unmarshal(&out, func(c *mapstructure.DecoderConfig) { c.TagName = "json" }); err != nil {
 		return nil, fmt.Errorf("config: decoding settings: %w", err)
 	}
+	sch.setJSON(&out, structured)
 	out.Workspace, out.Home = st.Workspace, st.Home
 	out.Trusted, out.TrustSource = st.Trusted, st.TrustSource
 	out.Warnings = st.Warnings

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -16,6 +18,7 @@ const (
 	kindInt
 	kindBool
 	kindStrings
+	kindJSON // a structured value (a list of objects, a map), taken whole
 )
 
 // expected is the phrase used in "must be ..." messages.
@@ -29,6 +32,8 @@ func (k kind) expected() string {
 		return "a boolean"
 	case kindStrings:
 		return "a list of strings"
+	case kindJSON:
+		return "a JSON value of the documented shape"
 	default:
 		return "an object"
 	}
@@ -41,6 +46,7 @@ type node struct {
 	kind   kind             // type of the value
 	fields map[string]*node // children by json name, for objects
 	index  []int            // field index path from Settings
+	typ    reflect.Type     // the field's type
 }
 
 // schema is the settings schema: the tree and its leaves in key order.
@@ -61,7 +67,7 @@ func newSchema() *schema {
 }
 
 func (s *schema) build(t reflect.Type, key string, index []int) *node {
-	n := &node{key: key, index: index}
+	n := &node{key: key, index: index, typ: t}
 	switch {
 	case t.Kind() == reflect.Struct:
 		n.kind = kindObject
@@ -86,6 +92,11 @@ func (s *schema) build(t reflect.Type, key string, index []int) *node {
 		n.kind = kindInt
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
 		n.kind = kindStrings
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Map:
+		// Structured values do not go through viper, whose keys are
+		// case-insensitive: model names and JSON field names must keep
+		// their case. A layer replaces the whole value.
+		n.kind = kindJSON
 	default:
 		// A new field of an unsupported type is a programming error that
 		// the tests catch on the first run.
@@ -105,9 +116,45 @@ func (s *schema) flatten(st *Settings) map[string]any {
 	v := reflect.ValueOf(st).Elem()
 	out := make(map[string]any, len(s.leaves))
 	for _, n := range s.leaves {
+		if n.kind == kindJSON {
+			continue
+		}
 		out[n.key] = v.FieldByIndex(n.index).Interface()
 	}
 	return out
+}
+
+// splitJSON moves the structured values out of a layer's values.
+func (s *schema) splitJSON(values map[string]any, into map[string]any) map[string]any {
+	plain := make(map[string]any, len(values))
+	for k, v := range values {
+		if n := s.byKey[k]; n != nil && n.kind == kindJSON {
+			into[k] = v
+			continue
+		}
+		plain[k] = v
+	}
+	return plain
+}
+
+// setJSON stores the structured values in st.
+func (s *schema) setJSON(st *Settings, values map[string]any) {
+	v := reflect.ValueOf(st).Elem()
+	for k, val := range values {
+		v.FieldByIndex(s.byKey[k].index).Set(reflect.ValueOf(val))
+	}
+}
+
+// decodeJSON decodes raw into a new value of n's type, rejecting unknown
+// fields so that a misspelt field is an error rather than ignored.
+func decodeJSON(n *node, raw []byte) (any, error) {
+	ptr := reflect.New(n.typ)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ptr.Interface()); err != nil {
+		return nil, err
+	}
+	return ptr.Elem().Interface(), nil
 }
 
 // sortedKeys returns the keys of m in order, for deterministic errors.

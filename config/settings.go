@@ -55,12 +55,78 @@ type ModelSettings struct {
 	Name string `json:"name"`
 	// MaxSessionTurns bounds the model calls of one prompt; -1 is unlimited.
 	MaxSessionTurns int `json:"maxSessionTurns"`
+	// FallbackChains are the user's policy chains: when the model in use is
+	// in one of them, a persistent failure falls back along it (wrapping
+	// around) instead of the built-in Gemini chains. Models may mix
+	// backends ("openai:qwen3" after "gemini-2.5-flash"). Each chain needs
+	// exactly one entry with lastResort.
+	FallbackChains [][]ModelPolicySettings `json:"fallbackChains"`
+	// Configs are per-model request settings by model name: generation
+	// config, an instruction added to the system prompt, tools to withhold.
+	// They apply on top of the built-in ones for Gemini families.
+	Configs map[string]ModelConfigSettings `json:"configs"`
+	// Routing tunes the choice of model for "auto".
+	Routing RoutingSettings `json:"routing"`
+	// PreviewAccess says the account can use preview models (the Gemini 3
+	// family): "auto" then routes among them and falls back along the
+	// preview chain.
+	PreviewAccess bool `json:"previewAccess"`
+}
+
+// ModelPolicySettings are one entry of a fallback chain.
+type ModelPolicySettings struct {
+	// Model is the model name, as model.name takes it.
+	Model string `json:"model"`
+	// LastResort marks the model used when every model is unavailable.
+	LastResort bool `json:"lastResort,omitempty"`
+	// MaxAttempts bounds the attempts on this model before falling back.
+	MaxAttempts int `json:"maxAttempts,omitempty"`
+	// Actions map a failure kind (terminal, transient, not_found, unknown)
+	// to silent (fall back without asking) or prompt (ask, when a driver
+	// can; batch runs then stop).
+	Actions map[string]string `json:"actions,omitempty"`
+	// Transitions map a failure kind to the model's next state: terminal
+	// (unavailable) or sticky_retry (one more try per turn).
+	Transitions map[string]string `json:"transitions,omitempty"`
+}
+
+// ModelConfigSettings are one model's request settings.
+type ModelConfigSettings struct {
+	Temperature     *float32 `json:"temperature,omitempty"`
+	TopP            *float32 `json:"topP,omitempty"`
+	TopK            *float32 `json:"topK,omitempty"`
+	MaxOutputTokens int32    `json:"maxOutputTokens,omitempty"`
+	IncludeThoughts *bool    `json:"includeThoughts,omitempty"`
+	ThinkingBudget  *int32   `json:"thinkingBudget,omitempty"`
+	// ThinkingLevel is LOW, MEDIUM, HIGH or MINIMAL (Gemini 3).
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+	// Instruction is appended to the system prompt for this model.
+	Instruction string `json:"instruction,omitempty"`
+	// ExcludeTools are tools this model is not offered.
+	ExcludeTools []string `json:"excludeTools,omitempty"`
+}
+
+// RoutingSettings tune model routing.
+type RoutingSettings struct {
+	// ClassifierModel serves the routing classifiers' calls; empty is
+	// gemini-cli's classifier model.
+	ClassifierModel string `json:"classifierModel"`
+	// NumericalRouting uses the complexity-score classifier for Gemini 3.
+	NumericalRouting bool `json:"numericalRouting"`
+	// NumericalThreshold is the score (1-100) from which the Pro model is
+	// chosen; 0 is gemini-cli's 90.
+	NumericalThreshold int `json:"numericalThreshold"`
+	// PlanRouting sends plan-mode prompts of "auto" to the Pro model.
+	PlanRouting bool `json:"planRouting"`
 }
 
 // GeneralSettings hold the approval mode.
 type GeneralSettings struct {
 	// DefaultApprovalMode is plan, default, auto_edit or yolo.
 	DefaultApprovalMode string `json:"defaultApprovalMode"`
+	// MaxAttempts bounds the attempts of one model call on one model
+	// (1-10) when its fallback policy does not say.
+	MaxAttempts int `json:"maxAttempts"`
 }
 
 // ToolsSettings configure the built-in tools.
@@ -134,8 +200,9 @@ type Credentials struct {
 // Defaults returns the built-in settings.
 func Defaults() Settings {
 	return Settings{
-		Model:   ModelSettings{Name: DefaultModel, MaxSessionTurns: -1},
-		General: GeneralSettings{DefaultApprovalMode: ApprovalDefault},
+		Model: ModelSettings{Name: DefaultModel, MaxSessionTurns: -1,
+			Routing: RoutingSettings{NumericalRouting: true, PlanRouting: true}},
+		General: GeneralSettings{DefaultApprovalMode: ApprovalDefault, MaxAttempts: 10},
 		Tools:   ToolsSettings{Shell: ShellSettings{TimeoutSeconds: 600}},
 		Context: ContextSettings{FileName: []string{"AGENTRY.md", "GEMINI.md"}, MaxDirectoryItems: 200},
 		Output:  OutputSettings{Format: "text"},

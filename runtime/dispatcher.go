@@ -2,13 +2,19 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"google.golang.org/adk/v2/model"
+	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
@@ -19,23 +25,79 @@ const (
 	metaDurationMs = "agentry:durationMs"
 )
 
+// Custom event kinds the dispatcher emits.
+const (
+	// CustomModelFallback reports a fallback from one model to another:
+	// data {failedModel, model, reason, intent, message}.
+	CustomModelFallback = "model_fallback"
+	// CustomModelRetry reports a failed attempt about to be retried:
+	// data {model, attempt, maxAttempts, delayMs, error}.
+	CustomModelRetry = "model_retry"
+)
+
+// maxFallbacksPerCall bounds the fallbacks of one model call: a handler
+// that keeps answering "retry" for a model that keeps failing must not
+// loop forever. A chain longer than this is not a real configuration.
+const maxFallbacksPerCall = 10
+
+// errConsumerGone ends the retry loop when ADK stopped reading the stream.
+var errConsumerGone = errors.New("model response consumer stopped")
+
 // Dispatcher is the ADK model of an agentry session. ADK asks it for every
 // model call with the request the processor chain prepared; it picks the
 // backend from req.Model, streams the backend's chunks and aggregates them
 // into partial deltas and one complete response.
 //
+// It owns gemini-cli's retry loop: failures before the first chunk are
+// classified and retried with backoff; a persistent 429 goes to the
+// routing service's fallback handler, and a retry intent re-selects the
+// model through the same routing path, so the new model gets its own
+// config and tools. A failure after the first chunk is reported, never
+// replayed into duplicate output.
+//
 // Its Name is the session's configured model, which ADK puts in req.Model
-// before the chain runs; the routing processor may rewrite req.Model.
+// before the chain runs; the routing processor rewrites req.Model.
 type Dispatcher struct {
 	resolver ModelResolver
+	routes   *routing.Service
+	retry    RetryConfig
+	log      *slog.Logger
 
 	mu    sync.RWMutex
 	model string
 }
 
-// NewDispatcher returns a dispatcher whose configured model is modelName.
+// DispatcherConfig configures a Dispatcher.
+type DispatcherConfig struct {
+	// Resolver maps model names to backends. Required.
+	Resolver ModelResolver
+	// Model is the configured model when Routing is nil.
+	Model string
+	// Routing, when set, selects models, owns the configured model and
+	// handles fallbacks; without it calls are retried on the same model.
+	Routing *routing.Service
+	// Retry tunes the retry loop.
+	Retry RetryConfig
+	// Logger receives retry diagnostics; nil is slog.Default().
+	Logger *slog.Logger
+}
+
+// NewDispatcher returns a dispatcher whose configured model is modelName,
+// without routing.
 func NewDispatcher(resolver ModelResolver, modelName string) *Dispatcher {
-	return &Dispatcher{resolver: resolver, model: modelName}
+	return NewDispatcherWith(DispatcherConfig{Resolver: resolver, Model: modelName})
+}
+
+// NewDispatcherWith returns a dispatcher for cfg.
+func NewDispatcherWith(cfg DispatcherConfig) *Dispatcher {
+	d := &Dispatcher{resolver: cfg.Resolver, routes: cfg.Routing, retry: cfg.Retry.withDefaults(), log: cfg.Logger, model: cfg.Model}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	if d.routes != nil {
+		d.routes.SetUtility(d.Call)
+	}
+	return d
 }
 
 // Name implements model.LLM: the configured model.
@@ -43,6 +105,9 @@ func (d *Dispatcher) Name() string { return d.Model() }
 
 // Model returns the configured model.
 func (d *Dispatcher) Model() string {
+	if d.routes != nil {
+		return d.routes.Model()
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.model
@@ -54,66 +119,305 @@ func (d *Dispatcher) SetModel(name string) error {
 	if _, err := llm.ParseModel(name); err != nil {
 		return err
 	}
+	if d.routes != nil {
+		d.routes.SetModel(name)
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.model = name
 	return nil
 }
 
-// GenerateContent implements model.LLM.
+// GenerateContent implements model.LLM for the session's chat calls.
 func (d *Dispatcher) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
-		if err := context.Cause(ctx); err != nil {
+		if req.Model == "" {
+			req.Model = d.Model()
+		}
+		err := d.generate(ctx, req, stream, true, func(r *model.LLMResponse) bool { return yield(r, nil) })
+		if err != nil && !errors.Is(err, errConsumerGone) {
 			yield(nil, err)
-			return
-		}
-		name := req.Model
-		if name == "" {
-			name = d.Model()
-		}
-		target, err := d.resolver.Resolve(ctx, name)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		start := time.Now()
-		var responses iter.Seq2[*model.LLMResponse, error]
-		if stream {
-			responses = llm.Aggregate(target.Backend.GenerateContentStream(ctx, target.Model, req.Contents, req.Config))
-		} else {
-			responses = func(yield func(*model.LLMResponse, error) bool) {
-				resp, err := target.Backend.GenerateContent(ctx, target.Model, req.Contents, req.Config)
-				if err != nil {
-					yield(nil, err)
-					return
-				}
-				out := llm.ToLLMResponse(resp)
-				out.TurnComplete = true
-				yield(out, nil)
-			}
-		}
-		for resp, err := range responses {
-			if err != nil {
-				// The invocation's cause (an abort) explains a cancelled
-				// request better than the transport's error does.
-				if cause := context.Cause(ctx); cause != nil {
-					err = cause
-				}
-				yield(nil, fmt.Errorf("model %s: %w", target.String(), err))
-				return
-			}
-			if !resp.Partial {
-				if resp.CustomMetadata == nil {
-					resp.CustomMetadata = map[string]any{}
-				}
-				resp.CustomMetadata[metaModel] = target.String()
-				resp.CustomMetadata[metaDurationMs] = time.Since(start).Milliseconds()
-			}
-			if !yield(resp, nil) {
-				return
-			}
 		}
 	}
+}
+
+// Call makes one non-streaming utility call (a classifier's) through the
+// same backends and retry loop, without the chat's fallback handler, as
+// gemini-cli's BaseLlmClient does in non-interactive runs.
+func (d *Dispatcher) Call(ctx context.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+	var out *model.LLMResponse
+	err := d.generate(ctx, req, false, false, func(r *model.LLMResponse) bool { out = r; return true })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// generate runs the retry loop around one model call. chat calls may fall
+// back and announce model changes on the stream; utility calls do neither.
+func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream, chat bool, yield func(*model.LLMResponse) bool) error {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	routes := d.routes
+	maxAttempts := d.retry.MaxAttempts
+	var activeBefore string
+	if routes != nil {
+		activeBefore = routes.ActiveModel()
+		sel := routes.Select(req)
+		maxAttempts = sel.MaxAttempts
+	}
+	ss := streamStateFrom(ctx)
+	if chat {
+		d.announce(ss, req.Model)
+	}
+	bo := newQuotaBackOff(d.retry)
+	var (
+		attempt, capacityFailures, fallbacks int
+		started                              bool
+	)
+	// fallback asks the routing service what to do after a persistent
+	// failure; nil means retry at once on the model it re-selected.
+	fallback := func(cerr error) error {
+		if routes == nil || !chat || fallbacks >= maxFallbacksPerCall {
+			return backoff.Permanent(cerr)
+		}
+		fallbacks++
+		failed := req.Model
+		fb := routes.HandleFallback(ctx, failed, cerr)
+		if !fb.Retry {
+			return backoff.Permanent(cerr)
+		}
+		sel := routes.Reselect(req, failed, activeBefore)
+		activeBefore = routes.ActiveModel()
+		maxAttempts = sel.MaxAttempts
+		attempt, capacityFailures = 0, 0
+		bo.now()
+		d.fellBack(ss, failed, req.Model, fb)
+		return nil
+	}
+	op := func() error {
+		if err := context.Cause(ctx); err != nil {
+			return backoff.Permanent(err)
+		}
+		attempt++
+		err := d.attempt(ctx, req, stream, &started, yield)
+		if err == nil {
+			if routes != nil {
+				routes.MarkHealthy(req.Model)
+			}
+			return nil
+		}
+		if started || errors.Is(err, errConsumerGone) {
+			return backoff.Permanent(err)
+		}
+		if cause := context.Cause(ctx); cause != nil {
+			return backoff.Permanent(cause)
+		}
+		return d.decide(err, attempt, maxAttempts, &capacityFailures, routes != nil && chat, bo, fallback)
+	}
+	notify := func(err error, delay time.Duration) {
+		d.log.Debug("model call failed; retrying", "model", req.Model, "attempt", attempt, "delay", delay, "err", err)
+		if chat && delay > 0 {
+			d.emitCustom(ss, CustomModelRetry, map[string]any{
+				"model": req.Model, "attempt": attempt, "maxAttempts": maxAttempts,
+				"delayMs": delay.Milliseconds(), "error": err.Error(),
+			})
+		}
+	}
+	var timer backoff.Timer
+	if d.retry.NewTimer != nil {
+		timer = d.retry.NewTimer()
+	}
+	err := backoff.RetryNotifyWithTimer(op, backoff.WithContext(bo, ctx), notify, timer)
+	if err == nil || errors.Is(err, errConsumerGone) {
+		return err
+	}
+	// The invocation's cause (an abort) explains a cancelled request
+	// better than the transport's error does.
+	if cause := context.Cause(ctx); cause != nil {
+		err = cause
+	}
+	return fmt.Errorf("model %s: %w", req.Model, err)
+}
+
+// decide classifies a failed attempt as gemini-cli's retryWithBackoff does
+// and sets the next delay; it returns the error to retry on, or a
+// permanent one to give up with.
+func (d *Dispatcher) decide(err error, attempt, maxAttempts int, capacityFailures *int, canFallBack bool, bo *quotaBackOff, fallback func(error) error) error {
+	cerr := llm.Classify(err)
+	var (
+		terminal  *llm.TerminalQuotaError
+		notFound  *llm.ModelNotFoundError
+		retryable *llm.RetryableQuotaError
+		validate  *llm.ValidationRequiredError
+	)
+	switch {
+	case errors.As(cerr, &terminal), errors.As(cerr, &notFound):
+		silent, delay := false, time.Duration(0)
+		if terminal != nil && terminal.IsCapacity() {
+			if !canFallBack {
+				// Unattended: capacity comes back; keep trying.
+				silent, delay = true, terminal.RetryDelay
+			} else if *capacityFailures++; *capacityFailures < silentCapacityAttempts {
+				silent, delay = true, terminal.RetryDelay
+				if delay == 0 {
+					delay = firstCapacityDelay
+					if *capacityFailures > 1 {
+						delay = secondCapacityDelay
+					}
+				}
+			}
+		}
+		if !silent {
+			if ferr := fallback(cerr); ferr != nil {
+				return ferr
+			}
+			return cerr
+		}
+		retryable = &llm.RetryableQuotaError{Message: terminal.Message, RetryDelay: delay, Err: terminal}
+		if delay > 0 {
+			bo.current = delay
+		}
+	case errors.As(cerr, &validate):
+		// Verification needs a human and a browser; no driver offers that.
+		return backoff.Permanent(cerr)
+	case errors.As(cerr, &retryable):
+	}
+	status, _ := llm.HTTPStatus(err)
+	if retryable != nil || status >= 500 && status < 600 {
+		if attempt >= maxAttempts {
+			if ferr := fallback(cerr); ferr != nil {
+				return ferr
+			}
+			return cerr
+		}
+		if retryable != nil && retryable.RetryDelay > 0 {
+			bo.server(retryable.RetryDelay)
+		} else {
+			bo.exponential()
+		}
+		return cerr
+	}
+	if attempt >= maxAttempts || !llm.IsRetryable(err) {
+		return backoff.Permanent(cerr)
+	}
+	bo.exponential()
+	return cerr
+}
+
+// attempt makes one call on req.Model with a copy of the request, yielding
+// its responses; started records that a response reached ADK.
+func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream bool, started *bool, yield func(*model.LLMResponse) bool) error {
+	target, err := d.resolver.Resolve(ctx, req.Model)
+	if err != nil {
+		return backoff.Permanent(err)
+	}
+	// Each attempt gets its own copy: a backend or a transport that
+	// touches the request must not change what the next attempt sends.
+	contents, cfg := cloneRequest(req.Contents, req.Config)
+	start := time.Now()
+	var responses iter.Seq2[*model.LLMResponse, error]
+	if stream {
+		responses = llm.Aggregate(target.Backend.GenerateContentStream(ctx, target.Model, contents, cfg))
+	} else {
+		responses = func(yield func(*model.LLMResponse, error) bool) {
+			resp, err := target.Backend.GenerateContent(ctx, target.Model, contents, cfg)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			out := llm.ToLLMResponse(resp)
+			out.TurnComplete = true
+			yield(out, nil)
+		}
+	}
+	for resp, err := range responses {
+		if err != nil {
+			return err
+		}
+		*started = true
+		if !resp.Partial {
+			if resp.CustomMetadata == nil {
+				resp.CustomMetadata = map[string]any{}
+			}
+			resp.CustomMetadata[metaModel] = target.String()
+			resp.CustomMetadata[metaDurationMs] = time.Since(start).Milliseconds()
+		}
+		if !yield(resp) {
+			return errConsumerGone
+		}
+	}
+	return nil
+}
+
+// announce emits session_update{model} when a chat call goes to another
+// model than the stream last reported.
+func (d *Dispatcher) announce(ss *streamState, name string) {
+	if ss == nil {
+		return
+	}
+	ref, err := llm.ParseModel(name)
+	if err != nil {
+		return
+	}
+	shown := ref.String()
+	ss.mu.Lock()
+	changed := ss.model != shown
+	ss.model = shown
+	ss.mu.Unlock()
+	if changed {
+		ss.session.emit(ss.stream, Event{Type: EventSessionUpdate, SessionUpdate: &SessionUpdate{Model: shown}})
+	}
+}
+
+// fellBack makes a fallback visible: a custom event naming both models and
+// the reason, then session_update with the new model.
+func (d *Dispatcher) fellBack(ss *streamState, failed, now string, fb routing.Fallback) {
+	msg := fmt.Sprintf("Model %s failed (%s); switched to fallback model %s", failed, fb.Kind, now)
+	if fb.Intent != routing.IntentRetryAlways {
+		msg = fmt.Sprintf("Model %s failed (%s); retrying with %s", failed, fb.Kind, now)
+	}
+	d.log.Info("model fallback", "failed", failed, "model", now, "reason", string(fb.Kind), "intent", string(fb.Intent))
+	d.emitCustom(ss, CustomModelFallback, map[string]any{
+		"failedModel": failed, "model": now, "reason": string(fb.Kind), "intent": string(fb.Intent), "message": msg,
+	})
+	d.announce(ss, now)
+}
+
+func (d *Dispatcher) emitCustom(ss *streamState, kind string, data map[string]any) {
+	if ss == nil {
+		return
+	}
+	ss.session.emit(ss.stream, Event{Type: EventCustom, Custom: &Custom{Kind: kind, Data: data}})
+}
+
+// cloneRequest copies contents and cfg down to the parts, so that an
+// attempt cannot change the next one's request. Part payloads are shared:
+// no backend writes into them.
+func cloneRequest(contents []*genai.Content, cfg *genai.GenerateContentConfig) ([]*genai.Content, *genai.GenerateContentConfig) {
+	out := make([]*genai.Content, len(contents))
+	cs := make([]genai.Content, len(contents))
+	for i, c := range contents {
+		if c == nil {
+			continue
+		}
+		cs[i] = *c
+		cs[i].Parts = append([]*genai.Part(nil), c.Parts...)
+		out[i] = &cs[i]
+	}
+	if cfg == nil {
+		return out, nil
+	}
+	cc := *cfg
+	cc.Tools = append([]*genai.Tool(nil), cfg.Tools...)
+	if cfg.HTTPOptions != nil {
+		h := *cfg.HTTPOptions
+		h.Headers = http.Header(h.Headers).Clone()
+		cc.HTTPOptions = &h
+	}
+	return out, &cc
 }
 
 var _ model.LLM = (*Dispatcher)(nil)

@@ -36,36 +36,59 @@ const (
 // google.rpc.Code name, the gemini-cli error class name drivers key on, and
 // the process exit code.
 type errorClass struct {
-	target   error
+	match    func(error) bool
 	status   string
 	name     string
 	exitCode int
 }
 
-// errorClasses is the one table mapping agentry's sentinel errors to wire
-// codes. The first match wins.
+// is matches a sentinel error.
+func is(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+// as matches an error type.
+func as[T error]() func(error) bool {
+	return func(err error) bool {
+		var t T
+		return errors.As(err, &t)
+	}
+}
+
+// errorClasses is the one table mapping agentry's errors to wire codes.
+// The first match wins; an empty status is taken from the error's HTTP
+// status (a 503 that outlived its retries stays UNAVAILABLE). Model quota errors keep gemini-cli's class names
+// and its text-mode exit code, 1.
 var errorClasses = []errorClass{
-	{llm.ErrNoCredentials, statusUnauth, "FatalAuthenticationError", ExitAuth},
-	{llm.ErrUnknownModel, statusInvalidArg, "FatalConfigError", ExitConfig},
-	{ErrSetup, statusInvalidArg, "FatalConfigError", ExitConfig},
-	{llm.ErrBadReplayFile, statusInvalidArg, "FatalConfigError", ExitConfig},
-	{llm.ErrReplayExhausted, statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},
-	{llm.ErrReplayMismatch, statusFailedPrecond, "ReplayMismatchError", ExitGeneric},
-	{ErrMaxTurns, statusExhausted, "FatalTurnLimitedError", ExitTurnLimit},
-	{ErrAborted, statusCancelled, "FatalCancellationError", ExitCancelled},
-	{context.Canceled, statusCancelled, "FatalCancellationError", ExitCancelled},
+	{as[*FatalToolError](), statusInternal, "FatalToolExecutionError", ExitFatalTool},
+	{is(llm.ErrNoCredentials), statusUnauth, "FatalAuthenticationError", ExitAuth},
+	{is(llm.ErrUnknownModel), statusInvalidArg, "FatalConfigError", ExitConfig},
+	{is(ErrSetup), statusInvalidArg, "FatalConfigError", ExitConfig},
+	{is(llm.ErrBadReplayFile), statusInvalidArg, "FatalConfigError", ExitConfig},
+	{is(llm.ErrReplayExhausted), statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},
+	{is(llm.ErrReplayMismatch), statusFailedPrecond, "ReplayMismatchError", ExitGeneric},
+	{is(ErrMaxTurns), statusExhausted, "FatalTurnLimitedError", ExitTurnLimit},
+	{is(ErrAborted), statusCancelled, "FatalCancellationError", ExitCancelled},
+	{is(context.Canceled), statusCancelled, "FatalCancellationError", ExitCancelled},
+	{as[*llm.TerminalQuotaError](), "", "TerminalQuotaError", ExitGeneric},
+	{as[*llm.RetryableQuotaError](), "", "RetryableQuotaError", ExitGeneric},
+	{as[*llm.ModelNotFoundError](), "NOT_FOUND", "ModelNotFoundError", ExitGeneric},
+	{as[*llm.ValidationRequiredError](), "PERMISSION_DENIED", "ValidationRequiredError", ExitGeneric},
 }
 
 // ErrorStatus returns the google.rpc.Code name, error class name and exit
 // code for err.
 func ErrorStatus(err error) (status, name string, exitCode int) {
-	var fatal *FatalToolError
-	if errors.As(err, &fatal) {
-		return statusInternal, "FatalToolExecutionError", ExitFatalTool
-	}
 	for _, c := range errorClasses {
-		if errors.Is(err, c.target) {
-			return c.status, c.name, c.exitCode
+		if c.match(err) {
+			status = c.status
+			if status == "" {
+				status = statusExhausted
+				if code, ok := llm.HTTPStatus(err); ok {
+					status = httpToStatus(code)
+				}
+			}
+			return status, c.name, c.exitCode
 		}
 	}
 	if code, ok := llm.HTTPStatus(err); ok {

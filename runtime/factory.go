@@ -15,6 +15,7 @@ import (
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -26,6 +27,15 @@ type Options struct {
 	// Resolver, when set, is shared with other sessions (a parent agent's,
 	// a batch's); otherwise one is built from the settings.
 	Resolver ModelResolver
+	// Availability, when set, is the model health state shared with other
+	// sessions (a parent agent's, a batch's); otherwise the session has its
+	// own.
+	Availability *routing.Availability
+	// FallbackHandler asks a human about fallbacks whose policy says
+	// "prompt"; nil (batch runs) makes only silent fallbacks happen.
+	FallbackHandler routing.FallbackHandler
+	// Retry tunes the model-call retry loop; tests inject its timer.
+	Retry RetryConfig
 	// Record, when set, receives every model response in the replay format.
 	Record *llm.RecordSink
 	// Approver asks a human about calls that need one; nil denies them.
@@ -113,9 +123,14 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Roots: ws.Roots(), TempDir: s.TempDir(), Now: opts.Now, MaxItems: maxItems, Memory: memory, Sources: opts.Sources,
 		Ignore: func(root string) processors.IgnoreFunc { return tools.NewIgnorer(root).Ignored },
 	})
+	routes, err := NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
 	// The one explicit order of the chain: content, then masking, then
-	// routing. Masking and routing processors join here.
-	chain := processors.NewChain(content)
+	// routing. The masking processor joins here.
+	chain := processors.NewChain(content, routing.NewProcessor(routes))
 
 	resolver := opts.Resolver
 	if resolver == nil {
@@ -126,6 +141,8 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Workspace:      ws.Root(),
 		Model:          s.Model.Name,
 		Resolver:       resolver,
+		Routing:        routes,
+		Retry:          opts.Retry,
 		Instruction:    SystemPrompt,
 		Chain:          chain,
 		Tools:          set.Tools(),
@@ -144,4 +161,68 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		return nil, err
 	}
 	return sess, nil
+}
+
+// NewRouting returns the model routing service of one session built from
+// the settings: the policy chains (the user's before the built-in ones),
+// the per-model configs, the router's settings and the attempt budget.
+// avail may be shared with other sessions; nil gives the session its own.
+func NewRouting(s *config.Settings, avail *routing.Availability, handler routing.FallbackHandler, log *slog.Logger) (*routing.Service, error) {
+	chains := make([]routing.Chain, len(s.Model.FallbackChains))
+	for i, entries := range s.Model.FallbackChains {
+		chain := make(routing.Chain, len(entries))
+		for j, e := range entries {
+			p := routing.Policy{Model: e.Model, LastResort: e.LastResort, MaxAttempts: e.MaxAttempts}
+			if len(e.Actions) > 0 {
+				p.Actions = map[routing.FailureKind]routing.Action{}
+				for k, a := range e.Actions {
+					p.Actions[routing.FailureKind(k)] = routing.Action(a)
+				}
+			}
+			if len(e.Transitions) > 0 {
+				p.Transitions = map[routing.FailureKind]routing.Transition{}
+				for k, tr := range e.Transitions {
+					p.Transitions[routing.FailureKind(k)] = routing.Transition(tr)
+				}
+			}
+			if _, err := llm.ParseModel(e.Model); err != nil {
+				return nil, fmt.Errorf("%w: settings model.fallbackChains[%d][%d]: %w", ErrSetup, i, j, err)
+			}
+			chain[j] = p
+		}
+		chains[i] = chain
+	}
+	catalog, err := routing.NewCatalog(routing.CatalogConfig{
+		Access: routing.Access{Preview: s.Model.PreviewAccess},
+		Chains: chains,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: settings model.fallbackChains: %w", ErrSetup, err)
+	}
+	user := make(map[string]routing.ModelConfig, len(s.Model.Configs))
+	for name, c := range s.Model.Configs {
+		user[name] = routing.ModelConfig(c)
+	}
+	configs, err := routing.NewModelConfigs(user)
+	if err != nil {
+		return nil, fmt.Errorf("%w: settings model.configs: %w", ErrSetup, err)
+	}
+	rs := routing.DefaultRouterSettings()
+	rs.NumericalRouting = s.Model.Routing.NumericalRouting
+	rs.PlanRouting = s.Model.Routing.PlanRouting
+	rs.NumericalThreshold = s.Model.Routing.NumericalThreshold
+	if s.Model.Routing.ClassifierModel != "" {
+		rs.ClassifierModel = s.Model.Routing.ClassifierModel
+	}
+	return routing.NewService(routing.ServiceConfig{
+		Model:        s.Model.Name,
+		ApprovalMode: s.General.DefaultApprovalMode,
+		Availability: avail,
+		Catalog:      catalog,
+		Configs:      configs,
+		Settings:     rs,
+		Handler:      handler,
+		MaxAttempts:  s.General.MaxAttempts,
+		Logger:       log,
+	})
 }

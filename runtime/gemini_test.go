@@ -131,9 +131,13 @@ func TestGeminiAbortMidStream(t *testing.T) {
 	}
 }
 
+// TestGeminiAPIError checks a model that stays unavailable: ten attempts,
+// gemini-cli's cap, then a fatal error naming the API's status.
 func TestGeminiAPIError(t *testing.T) {
 	srv := fakegemini.New(t)
-	srv.Enqueue(fakegemini.Unavailable())
+	for range 10 {
+		srv.Enqueue(fakegemini.Unavailable())
+	}
 	s := geminiSession(t, srv, Config{})
 	evs := run(t, s, "hi")
 	errs := find(evs, EventError)
@@ -142,5 +146,8 @@ func TestGeminiAPIError(t *testing.T) {
 	}
 	if r := last(evs).AgentEnd.Reason; r != EndFailed {
 		t.Errorf("reason = %s", r)
+	}
+	if n := len(srv.Requests()); n != 10 {
+		t.Errorf("%d requests, want 10", n)
 	}
 }

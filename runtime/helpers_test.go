@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -183,6 +185,10 @@ func newTestSession(t *testing.T, b llm.Backend, cfg Config) *Session {
 	if cfg.Resolver == nil {
 		cfg.Resolver = fixedResolver{b: b}
 	}
+	if cfg.Retry.NewTimer == nil {
+		// No test sleeps through a retry delay.
+		cfg.Retry.NewTimer = (&timers{}).New
+	}
 	s, err := New(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -278,3 +284,46 @@ func requireCallClosed(t *testing.T, b *script, n int, id string) {
 		t.Errorf("function responses in request %d = %+v, want %s answered as cancelled", n, frs, id)
 	}
 }
+
+// timers makes backoff timers that fire at once and records the delays
+// they were started with; block makes them never fire, for abort tests.
+type timers struct {
+	mu      sync.Mutex
+	delays  []time.Duration
+	block   bool
+	started chan time.Duration
+}
+
+func (f *timers) New() backoff.Timer { return &fakeTimer{f: f} }
+
+// Delays returns the delays slept so far.
+func (f *timers) Delays() []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.delays)
+}
+
+type fakeTimer struct {
+	f *timers
+	c chan time.Time
+}
+
+func (t *fakeTimer) Start(d time.Duration) {
+	t.f.mu.Lock()
+	if d > 0 { // an immediate retry is not a sleep
+		t.f.delays = append(t.f.delays, d)
+	}
+	block, started := t.f.block, t.f.started
+	t.f.mu.Unlock()
+	t.c = make(chan time.Time, 1)
+	if started != nil {
+		started <- d
+	}
+	if !block {
+		t.c <- time.Time{}
+	}
+}
+
+func (t *fakeTimer) Stop() {}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.c }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/v2/tool"
 
 	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -38,6 +39,12 @@ type Config struct {
 	Model string
 	// Resolver maps model names to backends. Required.
 	Resolver ModelResolver
+	// Routing selects the model of every call, handles fallbacks and owns
+	// the configured model; nil calls Model directly (with retries, without
+	// fallback). Put its processor last in Chain.
+	Routing *routing.Service
+	// Retry tunes the model-call retry loop; the zero value is gemini-cli's.
+	Retry RetryConfig
 	// Instruction is the system prompt.
 	Instruction string
 	// Chain is the request-processor chain; nil runs none.
@@ -71,6 +78,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Resolver == nil {
 		return nil, errors.New("runtime: a model resolver is required")
 	}
+	if cfg.Routing != nil && cfg.Model == "" {
+		cfg.Model = cfg.Routing.Model()
+	}
 	if _, err := llm.ParseModel(cfg.Model); err != nil {
 		return nil, err
 	}
@@ -96,7 +106,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			return nil, err
 		}
 	}
-	dispatch := NewDispatcher(cfg.Resolver, cfg.Model)
+	dispatch := NewDispatcherWith(DispatcherConfig{
+		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
+	})
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
 	for _, t := range cfg.Tools {
 		if _, dup := sc.tools[t.Name()]; dup {

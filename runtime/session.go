@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -335,6 +336,11 @@ func (s *Session) run(st *stream) {
 		return
 	}
 	ss.model = target.String()
+	if routing.IsAutoAlias(modelName) {
+		// The router picks the concrete model per prompt; until it has,
+		// the session's model is the alias itself.
+		ss.model = modelName
+	}
 	s.emit(st, Event{Type: EventSessionUpdate, SessionUpdate: &SessionUpdate{Model: ss.model}})
 	if context.Cause(ctx) != nil {
 		s.finish(st, ss, nil, nil)

@@ -130,11 +130,12 @@ func TestResolveErrorsCarryExitCodes(t *testing.T) {
 }
 
 func TestAPIErrorStatus(t *testing.T) {
-	b := newScript(turn{err: genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "overloaded"}})
+	// A 403 is not retried: the one attempt's error is the stream's.
+	b := newScript(turn{err: genai.APIError{Code: 403, Status: "PERMISSION_DENIED", Message: "no access"}})
 	s := newTestSession(t, b, Config{})
 	evs := run(t, s, "hi")
 	e := find(evs, EventError)[0]
-	if e.Error.Status != "UNAVAILABLE" || e.Meta["status"] != 503 || e.Meta["errorName"] != "ApiError" {
+	if e.Error.Status != "PERMISSION_DENIED" || e.Meta["status"] != 403 || e.Meta["errorName"] != "ApiError" {
 		t.Errorf("error event = %+v meta %v", e.Error, e.Meta)
 	}
 }

@@ -180,6 +180,14 @@ func (p *printer) event(ev runtime.Event) (exitCode int, done bool) {
 		} else if p.format == "text" {
 			fmt.Fprintf(p.io.err, "[WARNING] %s\n", ev.Error.Message)
 		}
+	case runtime.EventCustom:
+		// A fallback changes the model the run's answers come from: every
+		// format shows it, as gemini-cli shows its fallback message.
+		if ev.Custom.Kind == runtime.CustomModelFallback {
+			if msg, ok := ev.Custom.Data["message"].(string); ok {
+				p.warn(msg)
+			}
+		}
 	case runtime.EventAgentEnd:
 		return p.end(ev.AgentEnd), true
 	}
