@@ -23,14 +23,15 @@ type CatalogConfig struct {
 // NewCatalog and safe for concurrent use. A nil *Catalog behaves like one
 // built from a zero CatalogConfig.
 type Catalog struct {
-	access Access
-	chains []Chain // validated, resolved, defaults filled in
+	access  Access
+	chains  []Chain // validated, resolved, defaults filled in
+	builtin *builtin
 }
 
 // NewCatalog validates cfg and returns its Catalog. Errors name the index
 // of the offending chain and wrap ErrInvalidChain.
 func NewCatalog(cfg CatalogConfig) (*Catalog, error) {
-	c := &Catalog{access: cfg.Access}
+	c := &Catalog{access: cfg.Access, builtin: newBuiltin(cfg.Access)}
 	for i, ch := range cfg.Chains {
 		if err := ch.Validate(); err != nil {
 			return nil, fmt.Errorf("model chain %d: %w", i, err)
@@ -106,6 +107,22 @@ type ChainQuery struct {
 // so a fallback handler following gemini-cli's handleFallback calls
 // FallbackCandidates on it without wrap.
 func (c *Catalog) Resolve(q ChainQuery) (chain Chain, wrap bool) {
+	chain, wrap = c.resolve(q)
+	out := make(Chain, len(chain))
+	for i, p := range chain {
+		out[i] = p.withDefaults()
+	}
+	if q.PlanMode {
+		out = out.Silent()
+	}
+	return out, wrap
+}
+
+// resolve is Resolve for the hot path of every model call: its policies
+// share their maps with the catalog's templates (or have none, which the
+// accessors read as the defaults) and must not be modified, and plan mode
+// is ignored — only the fallback handler reads actions, through Resolve.
+func (c *Catalog) resolve(q ChainQuery) (chain Chain, wrap bool) {
 	acc := c.Access()
 	preferred := NormalizeModelID(q.Preferred)
 	configured := NormalizeModelID(q.Configured)
@@ -129,23 +146,50 @@ func (c *Catalog) Resolve(q ChainQuery) (chain Chain, wrap bool) {
 
 	var tmpl Chain
 	if uc := c.userChain(resolved); uc != nil {
-		tmpl = uc.Clone()
+		tmpl = uc
 		wrap = true
 	} else if resolved == DefaultFlashLiteModel {
-		tmpl = flashLiteChain()
+		tmpl = c.templates().flashLite
 	} else if gemini3 || autoPreferred || autoConfigured {
 		preview := acc.Preview &&
 			(gemini3 || preferred == AliasAutoGemini3 || configured == AliasAutoGemini3)
-		tmpl = familyChain(acc, preview, autoPreferred || autoConfigured)
+		tmpl = c.templates().family[b2i(preview)][b2i(autoPreferred || autoConfigured)]
 	} else {
-		tmpl = Chain{newPolicy(Policy{Model: resolved, LastResort: true})}
+		return Chain{{Model: resolved, LastResort: true}}, wrap
 	}
+	return startAt(tmpl, resolved, wrap), wrap
+}
 
-	chain = startAt(tmpl, resolved, wrap)
-	if q.PlanMode {
-		chain = chain.Silent()
+// builtin holds the built-in chain templates, built once per catalog.
+type builtin struct {
+	flashLite Chain
+	family    [2][2]Chain // [preview][auto]
+}
+
+func newBuiltin(acc Access) *builtin {
+	b := &builtin{flashLite: flashLiteChain()}
+	for _, preview := range []bool{false, true} {
+		for _, auto := range []bool{false, true} {
+			b.family[b2i(preview)][b2i(auto)] = familyChain(acc, preview, auto)
+		}
 	}
-	return chain, wrap
+	return b
+}
+
+// templates returns the built-in templates; a zero Catalog builds them on
+// each call, a catalog from NewCatalog once.
+func (c *Catalog) templates() *builtin {
+	if c == nil || c.builtin == nil {
+		return newBuiltin(c.Access())
+	}
+	return c.builtin
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // userChain returns the first user chain containing model, or nil.

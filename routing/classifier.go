@@ -245,8 +245,10 @@ func ClassifierStrategy() Strategy { return classifierStrategy{} }
 
 type classifierStrategy struct{}
 
+// Name implements [Strategy].
 func (classifierStrategy) Name() string { return StrategyClassifier }
 
+// Route implements [Strategy]; see the constructor for the rules.
 func (classifierStrategy) Route(ctx context.Context, rc *RoutingContext, env *Env) (*Decision, error) {
 	start := time.Now()
 	requested := env.requested(rc)
@@ -257,7 +259,7 @@ func (classifierStrategy) Route(ctx context.Context, rc *RoutingContext, env *En
 	if req == nil || env.Utility == nil {
 		return nil, nil
 	}
-	if isFunctionResponse(req) {
+	if hasFunctionResponse(req) {
 		env.logger().Debug("[Routing] Bypassing Classifier: request is FunctionResponse.")
 		return nil, nil
 	}
@@ -297,8 +299,10 @@ func NumericalClassifierStrategy() Strategy { return numericalClassifierStrategy
 
 type numericalClassifierStrategy struct{}
 
+// Name implements [Strategy].
 func (numericalClassifierStrategy) Name() string { return StrategyNumericalClassifier }
 
+// Route implements [Strategy]; see the constructor for the rules.
 func (numericalClassifierStrategy) Route(ctx context.Context, rc *RoutingContext, env *Env) (*Decision, error) {
 	start := time.Now()
 	requested := env.requested(rc)
@@ -310,7 +314,7 @@ func (numericalClassifierStrategy) Route(ctx context.Context, rc *RoutingContext
 		return nil, nil
 	}
 	contents := numericalHistory(rc.history())
-	if len(contents) == 0 && isFunctionResponse(req) {
+	if len(contents) == 0 && hasFunctionResponse(req) {
 		env.logger().Debug("[Routing] Bypassing NumericalClassifier: request is FunctionResponse but history is empty after slicing.")
 		return nil, nil
 	}
@@ -471,6 +475,12 @@ func isFunctionResponse(c *genai.Content) bool {
 		}
 	}
 	return false
+}
+
+// hasFunctionResponse is isFunctionResponse for the request, which
+// gemini-cli checks after making it a user turn, whatever its role.
+func hasFunctionResponse(c *genai.Content) bool {
+	return c != nil && isFunctionResponse(userContent(c.Parts))
 }
 
 // isFunctionCall is gemini-cli's isFunctionCall: a model turn whose

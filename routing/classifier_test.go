@@ -45,6 +45,8 @@ func TestClassifierStrategyGating(t *testing.T) {
 		{name: "function response request", configured: "auto-gemini-2.5", request: rtResponse("ls")},
 		{name: "function response among text", configured: "auto-gemini-2.5", request: &genai.Content{
 			Role: genai.RoleUser, Parts: []*genai.Part{{Text: "x"}, {FunctionResponse: &genai.FunctionResponse{Name: "ls"}}}}},
+		{name: "function response without role", configured: "auto-gemini-2.5", request: &genai.Content{
+			Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: "ls"}}}}},
 		{name: "no utility", configured: "auto-gemini-2.5", noUtility: true},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/genai"
@@ -110,7 +111,8 @@ func ptr[T any](v T) *T { return &v }
 // overlaid with the user's settings. It is immutable and safe for
 // concurrent use.
 type ModelConfigs struct {
-	user map[string]ModelConfig
+	user  map[string]ModelConfig
+	cache sync.Map // model id → ModelConfig, built on first use
 }
 
 // NewModelConfigs returns the configs with user overrides by model name
@@ -127,69 +129,66 @@ func NewModelConfigs(user map[string]ModelConfig) (*ModelConfigs, error) {
 	return m, nil
 }
 
-// For returns the config of model.
+// For returns the config of model. The result shares its pointers with
+// every other call for the same model and must not be modified.
 func (m *ModelConfigs) For(model string) ModelConfig {
-	c := familyConfig(model)
-	if m != nil {
-		if u, ok := m.user[NormalizeModelID(model)]; ok {
-			c = c.merge(u)
-		}
+	if m == nil {
+		return familyConfig(model)
 	}
+	if c, ok := m.cache.Load(model); ok {
+		return c.(ModelConfig)
+	}
+	c := familyConfig(model)
+	if u, ok := m.user[NormalizeModelID(model)]; ok {
+		c = c.merge(u)
+	}
+	m.cache.Store(model, c)
 	return c
 }
 
-// snapshot is a request's model-independent state, taken before the first
-// model config is applied, so that a later model's config is applied to
-// it rather than on top of the previous model's.
+// snapshot is a request's model-dependent fields as the chain left them
+// before the first model config was applied, so that a later model's
+// config is applied to them rather than on top of the previous model's.
 type snapshot struct {
-	cfg   genai.GenerateContentConfig
-	tools []*genai.Tool
-	sys   *genai.Content
-	dict  map[string]any
+	temperature, topP, topK *float32
+	maxOutputTokens         int32
+	thinking                *genai.ThinkingConfig
+	sys                     *genai.Content
+	tools                   []*genai.Tool
+	dict                    map[string]any
 }
 
-func takeSnapshot(req *model.LLMRequest) *snapshot {
-	s := &snapshot{dict: req.Tools}
-	if req.Config != nil {
-		s.cfg = *req.Config
-		s.tools = req.Config.Tools
-		s.sys = req.Config.SystemInstruction
+func takeSnapshot(req *model.LLMRequest) snapshot {
+	s := snapshot{dict: req.Tools}
+	if c := req.Config; c != nil {
+		s.temperature, s.topP, s.topK = c.Temperature, c.TopP, c.TopK
+		s.maxOutputTokens, s.thinking = c.MaxOutputTokens, c.ThinkingConfig
+		s.sys, s.tools = c.SystemInstruction, c.Tools
 	}
 	return s
 }
 
 // apply rewrites req for model: req.Model, the generation fields, the
 // system instruction and the tool subset, all derived from the snapshot.
-// Fields a hook set after routing that the model config does not own
-// survive.
+// It writes into req.Config, which ADK builds afresh for every request;
+// what the snapshot points to is never modified. Fields the model config
+// does not own — a hook's, say — survive.
 func (s *snapshot) apply(req *model.LLMRequest, name string, c ModelConfig) {
 	req.Model = name
-	var cfg genai.GenerateContentConfig
-	if req.Config != nil {
-		cfg = *req.Config
+	if req.Config == nil {
+		req.Config = &genai.GenerateContentConfig{}
 	}
-	cfg.Temperature, cfg.TopP, cfg.TopK = s.cfg.Temperature, s.cfg.TopP, s.cfg.TopK
-	cfg.MaxOutputTokens = s.cfg.MaxOutputTokens
-	cfg.ThinkingConfig = s.cfg.ThinkingConfig
-	cfg.SystemInstruction, cfg.Tools = s.sys, s.tools
-	req.Tools = s.dict
-
-	if c.Temperature != nil {
-		cfg.Temperature = c.Temperature
-	}
-	if c.TopP != nil {
-		cfg.TopP = c.TopP
-	}
-	if c.TopK != nil {
-		cfg.TopK = c.TopK
-	}
+	cfg := req.Config
+	cfg.Temperature, cfg.TopP, cfg.TopK = or(c.Temperature, s.temperature), or(c.TopP, s.topP), or(c.TopK, s.topK)
+	cfg.MaxOutputTokens = s.maxOutputTokens
 	if c.MaxOutputTokens != 0 {
 		cfg.MaxOutputTokens = c.MaxOutputTokens
 	}
+	cfg.ThinkingConfig = s.thinking
 	if c.IncludeThoughts != nil || c.ThinkingBudget != nil || c.ThinkingLevel != "" {
 		tc := &genai.ThinkingConfig{}
-		if cfg.ThinkingConfig != nil {
-			*tc = *cfg.ThinkingConfig
+		if s.thinking != nil {
+			*tc = *s.thinking
 		}
 		if c.IncludeThoughts != nil {
 			tc.IncludeThoughts = *c.IncludeThoughts
@@ -202,6 +201,7 @@ func (s *snapshot) apply(req *model.LLMRequest, name string, c ModelConfig) {
 		}
 		cfg.ThinkingConfig = tc
 	}
+	cfg.SystemInstruction, cfg.Tools, req.Tools = s.sys, s.tools, s.dict
 	if c.Instruction != "" {
 		sys := &genai.Content{Role: genai.RoleUser}
 		if s.sys != nil {
@@ -214,7 +214,13 @@ func (s *snapshot) apply(req *model.LLMRequest, name string, c ModelConfig) {
 	if len(c.ExcludeTools) > 0 {
 		cfg.Tools, req.Tools = excludeTools(s.tools, s.dict, c.ExcludeTools)
 	}
-	req.Config = &cfg
+}
+
+func or[T any](a, b *T) *T {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // excludeTools returns copies of the declarations and the dispatch map

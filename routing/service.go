@@ -75,7 +75,7 @@ type Service struct {
 // the request (utility calls are never prepared).
 type pendingRequest struct {
 	req  *model.LLMRequest
-	snap *snapshot
+	snap snapshot
 }
 
 // NewService returns the model service of one session.
@@ -311,15 +311,8 @@ func (s *Service) selectModel(name string, consume, chat bool) selected {
 	s.mu.Unlock()
 	resolved := ResolveModel(name, s.catalog.Access())
 	chain, _ := s.chainFor(resolved)
-	sel := s.avail.SelectFirstAvailable(chain.Models())
+	sel := SelectionForAvailability(chain, s.avail)
 	final := sel.Model
-	if final == "" {
-		final = DefaultProModel
-		if lr, ok := chain.LastResort(); ok {
-			final = lr.Model
-		}
-		sel.Attempts = 0
-	}
 	if chat {
 		s.mu.Lock()
 		s.active = final
@@ -335,9 +328,11 @@ func (s *Service) selectModel(name string, consume, chat bool) selected {
 	return selected{model: final, maxAttempts: max}
 }
 
+// chainFor is the chain of model for selection: shared policies, not to be
+// modified (the fallback handler resolves its own copy).
 func (s *Service) chainFor(model string) (Chain, bool) {
 	s.mu.Lock()
-	q := ChainQuery{Preferred: model, Active: s.active, Configured: s.configured, PlanMode: s.approvalMode == "plan"}
+	q := ChainQuery{Preferred: model, Active: s.active, Configured: s.configured}
 	s.mu.Unlock()
-	return s.catalog.Resolve(q)
+	return s.catalog.resolve(q)
 }

@@ -9,16 +9,19 @@ import (
 // strategy's source is its name, except for the classifiers (see
 // [SourceClassifier]).
 const (
-	StrategyFallback            = "fallback"
-	StrategyOverride            = "override"
-	StrategyApprovalMode        = "approval-mode"
-	StrategyClassifier          = "classifier"
+	// StrategyFallback names [FallbackStrategy].
+	StrategyFallback = "fallback"
+	// StrategyOverride names [OverrideStrategy].
+	StrategyOverride = "override"
+	// StrategyApprovalMode names [ApprovalModeStrategy].
+	StrategyApprovalMode = "approval-mode"
+	// StrategyClassifier names [ClassifierStrategy].
+	StrategyClassifier = "classifier"
+	// StrategyNumericalClassifier names [NumericalClassifierStrategy].
 	StrategyNumericalClassifier = "numerical_classifier"
-	StrategyDefault             = "default"
+	// StrategyDefault names [DefaultStrategy].
+	StrategyDefault = "default"
 )
-
-// ApprovalModePlan is the approval mode in which the agent only plans.
-const ApprovalModePlan = "plan"
 
 // FallbackStrategy returns gemini-cli's fallback strategy: when the
 // requested model (resolved) is unavailable, it picks the first available
@@ -29,8 +32,10 @@ func FallbackStrategy() Strategy { return fallbackStrategy{} }
 
 type fallbackStrategy struct{}
 
+// Name implements [Strategy].
 func (fallbackStrategy) Name() string { return StrategyFallback }
 
+// Route implements [Strategy]; see the constructor for the rules.
 func (fallbackStrategy) Route(_ context.Context, rc *RoutingContext, env *Env) (*Decision, error) {
 	if env.Availability == nil {
 		return nil, nil
@@ -64,8 +69,10 @@ func OverrideStrategy() Strategy { return overrideStrategy{} }
 
 type overrideStrategy struct{}
 
+// Name implements [Strategy].
 func (overrideStrategy) Name() string { return StrategyOverride }
 
+// Route implements [Strategy]; see the constructor for the rules.
 func (overrideStrategy) Route(_ context.Context, rc *RoutingContext, env *Env) (*Decision, error) {
 	requested := env.requested(rc)
 	if IsAutoAlias(requested) {
@@ -87,8 +94,10 @@ func ApprovalModeStrategy() Strategy { return approvalModeStrategy{} }
 
 type approvalModeStrategy struct{}
 
+// Name implements [Strategy].
 func (approvalModeStrategy) Name() string { return StrategyApprovalMode }
 
+// Route implements [Strategy]; see the constructor for the rules.
 func (approvalModeStrategy) Route(_ context.Context, rc *RoutingContext, env *Env) (*Decision, error) {
 	requested := env.requested(rc)
 	if !IsAutoAlias(requested) || !env.Settings.PlanRouting {
@@ -97,7 +106,7 @@ func (approvalModeStrategy) Route(_ context.Context, rc *RoutingContext, env *En
 	start := time.Now()
 	acc := env.Catalog.Access()
 	switch {
-	case env.ApprovalMode == ApprovalModePlan:
+	case env.ApprovalMode == "plan":
 		return &Decision{
 			Model:     ResolveClassifierChoice(requested, AliasPro, acc),
 			Source:    StrategyApprovalMode,
@@ -124,8 +133,10 @@ func DefaultStrategy() Strategy { return defaultStrategy{} }
 
 type defaultStrategy struct{}
 
+// Name implements [Strategy].
 func (defaultStrategy) Name() string { return StrategyDefault }
 
+// Route implements [Strategy]; see the constructor for the rules.
 func (defaultStrategy) Route(_ context.Context, _ *RoutingContext, env *Env) (*Decision, error) {
 	m := ResolveModel(env.configured(), env.Catalog.Access())
 	return &Decision{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"maps"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -119,42 +122,70 @@ func (b instant) CountTokens(context.Context, string, []*genai.Content, *genai.C
 // — the Send, ADK's request building over the history, the processor chain,
 // the dispatcher's aggregation, the translation to protocol events and their
 // fan-out to a Stream consumer — with a backend that answers instantly.
+//
+// routing=on adds the routing processor and the dispatcher's availability
+// selection, so the two sub-benchmarks compare what routing costs.
 func BenchmarkModelCall(b *testing.B) {
 	for _, n := range []int{20, 500} {
-		b.Run(fmt.Sprintf("history=%d", n), func(b *testing.B) {
-			content := processors.NewContent(processors.ContentConfig{Roots: []string{b.TempDir()}, OS: "linux"})
-			s, err := New(context.Background(), Config{
-				Model:          "gemini-2.5-flash",
-				Resolver:       fixedResolver{b: instant{chunks: textTurn("Hello ", "there, ", "friend.").chunks}},
-				Instruction:    SystemPrompt,
-				Chain:          processors.NewChain(content),
-				SessionService: &fixedHistory{base: history(n)},
+		for _, routed := range []bool{false, true} {
+			b.Run(fmt.Sprintf("history=%d/routing=%s", n, onOff(routed)), func(b *testing.B) {
+				benchModelCall(b, n, routed)
 			})
+		}
+	}
+}
+
+func onOff(v bool) string {
+	if v {
+		return "on"
+	}
+	return "off"
+}
+
+func benchModelCall(b *testing.B, n int, routed bool) {
+	content := processors.NewContent(processors.ContentConfig{Roots: []string{b.TempDir()}, OS: "linux"})
+	chain := processors.NewChain(content)
+	var routes *routing.Service
+	if routed {
+		settings := config.Defaults()
+		settings.Model.Name = "gemini-2.5-flash"
+		var err error
+		if routes, err = NewRouting(&settings, nil, nil, slog.New(slog.DiscardHandler)); err != nil {
+			b.Fatal(err)
+		}
+		chain = processors.NewChain(content, routing.NewProcessor(routes))
+	}
+	s, err := New(context.Background(), Config{
+		Model:          "gemini-2.5-flash",
+		Resolver:       fixedResolver{b: instant{chunks: textTurn("Hello ", "there, ", "friend.").chunks}},
+		Instruction:    SystemPrompt,
+		Chain:          chain,
+		Routing:        routes,
+		SessionService: &fixedHistory{base: history(n)},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	msg := TextMessage("next question")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		id, err := s.Send(ctx, msg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var end *AgentEnd
+		for ev, err := range s.Stream(ctx, id) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
-			ctx := context.Background()
-			msg := TextMessage("next question")
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				id, err := s.Send(ctx, msg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var end *AgentEnd
-				for ev, err := range s.Stream(ctx, id) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					end = ev.AgentEnd
-				}
-				if end == nil || end.Reason != EndCompleted {
-					b.Fatalf("stream ended %+v", end)
-				}
-			}
-		})
+			end = ev.AgentEnd
+		}
+		if end == nil || end.Reason != EndCompleted {
+			b.Fatalf("stream ended %+v", end)
+		}
 	}
 }
 

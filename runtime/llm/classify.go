@@ -154,9 +154,11 @@ func messageOr(msg string, err error, fallback string) string {
 //
 // Gemini errors (genai.APIError, value or pointer, possibly wrapped, and JSON
 // error bodies inside error messages) follow gemini-cli's classifyGoogleError
-// rule for rule. Errors of OpenAI-compatible servers (*openai.Error) are
-// classified from their status, error code and Retry-After header; see
-// classifyOpenAI.
+// rule for rule. Errors of OpenAI-compatible servers (*openai.Error) get the
+// same outcomes from their own shape: 404 is ModelNotFound, a 429 with error
+// code or type "insufficient_quota" is terminal, any other 429 is retryable
+// after its Retry-After (terminal beyond MaxRetryDelay), and the rest is
+// left unchanged.
 //
 // Errors left unchanged may still be retryable: see IsRetryable.
 func Classify(err error) error {
@@ -260,33 +262,45 @@ func (g *googleError) detail(typ string) map[string]any {
 	return nil
 }
 
-// maxErrorNesting bounds how many JSON-in-message levels are unwrapped, as
-// gemini-cli does.
+// maxErrorNesting bounds how many error bodies nested in the messages of
+// the outermost one are unwrapped, as gemini-cli does.
 const maxErrorNesting = 10
 
 // parseGoogleError finds the structured Google API error in err, like
-// gemini-cli's parseGoogleApiError: a genai.APIError in the chain, or JSON
-// in the error's text, unwrapped through error messages that are themselves
-// JSON error bodies (up to 10 levels, arrays giving their first element, as
-// Code Assist sends [{"error":{...}}]). It returns nil when the innermost
-// object lacks a code or a message.
+// gemini-cli's parseGoogleApiError: the outermost error body is a
+// genai.APIError in the chain, or JSON in the error's text (an array giving
+// its first element, as Code Assist sends [{"error":{...}}], which the genai
+// client leaves undecoded in Message); then error messages that are
+// themselves JSON error bodies are unwrapped, up to 10 levels. It returns
+// nil when the innermost object lacks a code or a message.
 func parseGoogleError(err error) *googleError {
-	var cur map[string]any
+	var (
+		cur map[string]any
+		// inText: the outermost body is in cur's message, not cur.
+		inText bool
+		// descended: cur came out of a message.
+		descended bool
+	)
 	if ge, ok := genaiAPIError(err); ok {
 		cur = map[string]any{"code": float64(ge.Code), "message": ge.Message, "details": jsonDetails(ge.Details)}
 	} else {
-		// Not a Gemini API error: the JSON can only be in the text.
-		cur = map[string]any{"message": err.Error()}
+		cur, inText = map[string]any{"message": err.Error()}, true
 	}
 	for depth := 0; depth < maxErrorNesting; depth++ {
 		msg, ok := cur["message"].(string)
 		if !ok {
 			break
 		}
-		inner, ok := nestedError(msg)
+		inner, array, ok := nestedError(msg)
 		if !ok {
 			break
 		}
+		// Finding the outermost body (in an error's text, or in the array
+		// the genai client could not decode) does not count as nesting.
+		if !descended && (inText || array) {
+			depth--
+		}
+		descended = true
 		m, ok := inner.(map[string]any)
 		if !ok {
 			// {"error": "text"}: no error object to read.
@@ -349,9 +363,9 @@ func jsonDetails(details []map[string]any) []any {
 // and collapses doubled commas first, falls back to the text between the
 // first "{" and the last "}" (for messages such as "[API Error: {...}]"),
 // and takes the first element of an array.
-func nestedError(msg string) (any, bool) {
+func nestedError(msg string) (inner any, array, ok bool) {
 	if !strings.ContainsAny(msg, "{[") {
-		return nil, false
+		return nil, false, false
 	}
 	msg = strings.ReplaceAll(msg, "\u00a0", "")
 	msg = strings.ReplaceAll(msg, "\n", " ")
@@ -359,24 +373,24 @@ func nestedError(msg string) (any, bool) {
 	if !ok {
 		first, last := strings.IndexByte(msg, '{'), strings.LastIndexByte(msg, '}')
 		if first < 0 || last <= first {
-			return nil, false
+			return nil, false, false
 		}
 		if v, ok = parseJSON(msg[first : last+1]); !ok {
-			return nil, false
+			return nil, false, false
 		}
 	}
 	if a, isArray := v.([]any); isArray && len(a) > 0 {
-		v = a[0]
+		v, array = a[0], true
 	}
 	obj, isObject := v.(map[string]any)
 	if !isObject {
-		return nil, false
+		return nil, false, false
 	}
 	inner, present := obj["error"]
 	if !present || !jsTruthy(inner) {
-		return nil, false
+		return nil, false, false
 	}
-	return inner, true
+	return inner, array, true
 }
 
 // parseJSON decodes s after collapsing the doubled commas of corrupted SSE
@@ -529,7 +543,7 @@ func classifyGoogle(err error) error {
 			delay, hasDelay = sec, true
 		}
 	}
-	delayDur := time.Duration(0)
+	var delayDur time.Duration
 	if hasDelay {
 		delayDur = secondsToDuration(delay)
 	}

@@ -610,21 +610,39 @@ func TestClassifyGoogle(t *testing.T) {
 	}
 }
 
-// TestClassifyNesting checks that JSON-in-message is unwrapped up to ten
-// levels and no further, as gemini-cli's parser does.
+// TestClassifyNesting checks that error bodies nested in the messages of the
+// outermost one are unwrapped up to ten levels and no further, as gemini-cli's
+// parser does, wherever the outermost body is found.
 func TestClassifyNesting(t *testing.T) {
-	nest := func(levels int) error {
+	// nest returns the JSON of an error body with levels more bodies nested
+	// in messages, the innermost a 404.
+	nest := func(levels int) string {
 		body := oaiMustJSON(t, map[string]any{"error": map[string]any{"code": 404, "message": "deep"}})
-		for range levels - 1 {
+		for range levels {
 			body = oaiMustJSON(t, map[string]any{"error": map[string]any{"message": body}})
 		}
-		return errors.New(body)
+		return body
 	}
-	if err := nest(10); !errors.As(Classify(err), new(*ModelNotFoundError)) {
-		t.Errorf("10 levels: Classify = %v, want ModelNotFoundError", Classify(err))
+	outermost := map[string]func(string) error{
+		"in an error's text": func(body string) error { return errors.New("[API Error: " + body + "]") },
+		"in a Code Assist array": func(body string) error {
+			return genai.APIError{Code: 500, Status: "500 Internal Server Error", Message: "[" + body + "]"}
+		},
+		"decoded by the client": func(body string) error {
+			var e struct{ Error genai.APIError }
+			if err := json.Unmarshal([]byte(body), &e); err != nil {
+				t.Fatal(err)
+			}
+			return e.Error
+		},
 	}
-	if err := nest(11); Classify(err) != err {
-		t.Errorf("11 levels: Classify = %v, want the error unchanged", Classify(err))
+	for name, wrap := range outermost {
+		if err := wrap(nest(10)); !errors.As(Classify(err), new(*ModelNotFoundError)) {
+			t.Errorf("%s, 10 levels: Classify = %v, want ModelNotFoundError", name, Classify(err))
+		}
+		if err := wrap(nest(11)); !sameError(Classify(err), err) {
+			t.Errorf("%s, 11 levels: Classify = %v, want the error unchanged", name, Classify(err))
+		}
 	}
 }
 
