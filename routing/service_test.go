@@ -3,7 +3,9 @@ package routing
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -311,4 +313,41 @@ func BenchmarkRoutingDecision(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestServiceConcurrentUse drives one availability from several services
+// (a parent, its subagents, a batch's prompts) and one service from several
+// goroutines at once; -race catches a missing lock.
+func TestServiceConcurrentUse(t *testing.T) {
+	shared := NewAvailability()
+	chain := chainOf(ActionSilent, "gemini-2.5-pro", "gemini-2.5-flash")
+	var services []*Service
+	for range 3 {
+		services = append(services, newTestService(t, ServiceConfig{Model: "gemini-2.5-pro", Availability: shared}, chain))
+	}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		s := services[i%len(services)]
+		wg.Go(func() {
+			for j := range 200 {
+				req := &model.LLMRequest{Contents: []*genai.Content{genai.NewContentFromText("hi", genai.RoleUser)}}
+				s.Route(t.Context(), req, fmt.Sprint("p", j%3))
+				sel := s.Select(req)
+				switch j % 4 {
+				case 0:
+					s.HandleFallback(t.Context(), sel.Model, errTerminal)
+				case 1:
+					s.MarkHealthy(sel.Model)
+				case 2:
+					s.SetApprovalMode([]string{"plan", "default"}[j%2])
+				case 3:
+					if j%8 == 3 {
+						s.SetModel("gemini-2.5-pro")
+					}
+					_ = s.Model() + s.ActiveModel()
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

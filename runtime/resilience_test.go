@@ -545,3 +545,71 @@ func TestOpenAIRetryAfter(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestMixedChainFallsBackToOpenAI: a user chain may cross backends; the
+// Gemini model's daily quota moves the run to an OpenAI-compatible server,
+// whose request carries none of Gemini's thinking config.
+func TestMixedChainFallsBackToOpenAI(t *testing.T) {
+	gem := fakegemini.New(t)
+	gem.EnqueueFor("gemini-2.5-flash", fakegemini.RateLimitPerDay())
+	chat := &chatServer{scripts: [][]string{{delta("local answer"), `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`}}}
+	oai := httptest.NewServer(chat)
+	t.Cleanup(oai.Close)
+	settings := settingsWith("gemini-2.5-flash", func(s *config.Settings) {
+		s.Model.FallbackChains = [][]config.ModelPolicySettings{{
+			{Model: "gemini-2.5-flash", Actions: map[string]string{"terminal": "silent"}},
+			{Model: "openai:qwen3", LastResort: true, Actions: map[string]string{"terminal": "silent"}},
+		}}
+	})
+	routes, err := NewRouting(&settings, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestSession(t, nil, Config{
+		Model: "gemini-2.5-flash",
+		Resolver: llm.NewResolver(llm.ResolverConfig{
+			Gemini: llm.GeminiConfig{APIKey: fakegemini.DefaultAPIKey, BaseURL: gem.URL},
+			OpenAI: llm.OpenAIConfig{BaseURL: oai.URL + "/v1"},
+		}),
+		Routing: routes, Chain: processors.NewChain(routing.NewProcessor(routes)),
+	})
+	evs := run(t, s, "hi")
+	if r := last(evs).AgentEnd.Reason; r != EndCompleted {
+		t.Fatalf("reason %s, events %v", r, types(evs))
+	}
+	if u := find(evs, EventUsage); len(u) != 1 || u[0].Usage.Model != "openai:qwen3" {
+		t.Errorf("usage = %+v", u)
+	}
+	chat.mu.Lock()
+	defer chat.mu.Unlock()
+	if len(chat.bodies) != 1 || chat.bodies[0]["model"] != "qwen3" {
+		t.Fatalf("openai requests = %v", chat.bodies)
+	}
+	for _, k := range []string{"reasoning_effort", "top_k", "temperature"} {
+		if v, ok := chat.bodies[0][k]; ok {
+			t.Errorf("Gemini's %s leaked into the OpenAI request: %v", k, v)
+		}
+	}
+}
+
+// TestSessionsShareAvailability: a second session on the same availability
+// (a subagent, another prompt of a batch) skips the model the first one
+// found out of quota, without asking the server.
+func TestSessionsShareAvailability(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.EnqueueFor("gemini-2.5-pro", fakegemini.RateLimitPerDay())
+	srv.EnqueueFor("gemini-2.5-flash", fakegemini.Text("one"), fakegemini.Text("two"))
+	shared := routing.NewAvailability()
+	first, _, _ := resilient{settings: settingsWith("gemini-2.5-pro", silentChain), avail: shared}.start(t, srv)
+	second, _, _ := resilient{settings: settingsWith("gemini-2.5-pro", silentChain), avail: shared}.start(t, srv)
+	if r := last(run(t, first, "a")).AgentEnd.Reason; r != EndCompleted {
+		t.Fatalf("first: %s", r)
+	}
+	if r := last(run(t, second, "b")).AgentEnd.Reason; r != EndCompleted {
+		t.Fatalf("second: %s", r)
+	}
+	want := []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash"}
+	if diff := cmp.Diff(want, models(srv.Requests())); diff != "" {
+		t.Errorf("models (-want +got):\n%s", diff)
+	}
+}
