@@ -397,14 +397,25 @@ func (d *Dispatcher) emitCustom(ss *streamState, kind string, data map[string]an
 // attempt cannot change the next one's request. Part payloads are shared:
 // no backend writes into them.
 func cloneRequest(contents []*genai.Content, cfg *genai.GenerateContentConfig) ([]*genai.Content, *genai.GenerateContentConfig) {
+	// Three allocations whatever the history's length: the pointers, the
+	// contents and one backing array shared by every parts slice.
+	n := 0
+	for _, c := range contents {
+		if c != nil {
+			n += len(c.Parts)
+		}
+	}
 	out := make([]*genai.Content, len(contents))
 	cs := make([]genai.Content, len(contents))
+	parts := make([]*genai.Part, 0, n)
 	for i, c := range contents {
 		if c == nil {
 			continue
 		}
 		cs[i] = *c
-		cs[i].Parts = append([]*genai.Part(nil), c.Parts...)
+		start := len(parts)
+		parts = append(parts, c.Parts...)
+		cs[i].Parts = parts[start:len(parts):len(parts)]
 		out[i] = &cs[i]
 	}
 	if cfg == nil {
