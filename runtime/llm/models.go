@@ -31,7 +31,7 @@ var geminiAliases = map[string]string{
 	"auto-gemini-3":   "gemini-3-pro-preview",
 	"pro":             "gemini-2.5-pro",
 	"flash":           "gemini-2.5-flash",
-	"flash-lite":      "gemini-2.5-flash-lite",
+	"flash-lite":      "gemini-3.1-flash-lite",
 }
 
 // geminiPrefixes are the model-id prefixes served by the Gemini API.
