@@ -92,12 +92,16 @@ type ModelPolicySettings struct {
 
 // ModelConfigSettings are one model's request settings.
 type ModelConfigSettings struct {
-	Temperature     *float32 `json:"temperature,omitempty"`
-	TopP            *float32 `json:"topP,omitempty"`
-	TopK            *float32 `json:"topK,omitempty"`
-	MaxOutputTokens int32    `json:"maxOutputTokens,omitempty"`
-	IncludeThoughts *bool    `json:"includeThoughts,omitempty"`
-	ThinkingBudget  *int32   `json:"thinkingBudget,omitempty"`
+	// Temperature, TopP, TopK and MaxOutputTokens are sampling settings.
+	Temperature *float32 `json:"temperature,omitempty"`
+	TopP        *float32 `json:"topP,omitempty"` // see Temperature
+	TopK        *float32 `json:"topK,omitempty"` // see Temperature
+	// MaxOutputTokens bounds the response.
+	MaxOutputTokens int32 `json:"maxOutputTokens,omitempty"`
+	// IncludeThoughts asks for the model's thoughts (Gemini).
+	IncludeThoughts *bool `json:"includeThoughts,omitempty"`
+	// ThinkingBudget is the thinking budget in tokens (Gemini 2.5).
+	ThinkingBudget *int32 `json:"thinkingBudget,omitempty"`
 	// ThinkingLevel is LOW, MEDIUM, HIGH or MINIMAL (Gemini 3).
 	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 	// Instruction is appended to the system prompt for this model.

@@ -16,15 +16,18 @@ import (
 // must not be offered. gemini-cli keeps the same per-model settings in its
 // ModelConfigService; a fallback that changes the model changes all of them.
 type ModelConfig struct {
-	Temperature     *float32 `json:"temperature,omitempty"`
-	TopP            *float32 `json:"topP,omitempty"`
-	TopK            *float32 `json:"topK,omitempty"`
-	MaxOutputTokens int32    `json:"maxOutputTokens,omitempty"`
+	// Temperature, TopP, TopK and MaxOutputTokens are the sampling
+	// settings; unset (nil, 0) leaves the request's own.
+	Temperature *float32 `json:"temperature,omitempty"`
+	TopP        *float32 `json:"topP,omitempty"` // see Temperature
+	TopK        *float32 `json:"topK,omitempty"` // see Temperature
+	// MaxOutputTokens bounds the response; see Temperature.
+	MaxOutputTokens int32 `json:"maxOutputTokens,omitempty"`
 	// IncludeThoughts, ThinkingBudget and ThinkingLevel form the thinking
 	// config; a model with none of them gets no thinking config at all,
 	// which is what servers without thinking support need.
 	IncludeThoughts *bool  `json:"includeThoughts,omitempty"`
-	ThinkingBudget  *int32 `json:"thinkingBudget,omitempty"`
+	ThinkingBudget  *int32 `json:"thinkingBudget,omitempty"` // tokens; 0 turns thinking off
 	// ThinkingLevel is LOW or HIGH (Gemini 3).
 	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 	// Instruction is appended to the system instruction.

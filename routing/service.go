@@ -233,7 +233,10 @@ func (s *Service) Route(ctx context.Context, req *model.LLMRequest, promptID str
 
 // ModelSelection is the model a call is made with and its attempt budget.
 type ModelSelection struct {
-	Model       string
+	// Model is the concrete model to call.
+	Model string
+	// MaxAttempts bounds the attempts on Model: a sticky retry's budget,
+	// else its policy's, else the session's.
 	MaxAttempts int
 }
 
