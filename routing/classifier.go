@@ -199,37 +199,42 @@ User: Design a microservices backend for this app.
 Model: {"complexity_reasoning": "High-level architecture and strategic planning.", "complexity_score": 95}
 `
 
-// classifierSchema is the flash/pro classifier's response schema.
-var classifierSchema = &genai.Schema{
-	Type: genai.TypeObject,
-	Properties: map[string]*genai.Schema{
-		"reasoning": {
-			Type:        genai.TypeString,
-			Description: "A brief, step-by-step explanation for the model choice, referencing the rubric.",
+// classifierSchema is the flash/pro classifier's response schema, built per
+// call: the request owns it and a backend may rewrite it.
+func classifierSchema() *genai.Schema {
+	return &genai.Schema{
+		Type: genai.TypeObject,
+		Properties: map[string]*genai.Schema{
+			"reasoning": {
+				Type:        genai.TypeString,
+				Description: "A brief, step-by-step explanation for the model choice, referencing the rubric.",
+			},
+			"model_choice": {
+				Type: genai.TypeString,
+				Enum: []string{choiceFlash, choicePro},
+			},
 		},
-		"model_choice": {
-			Type: genai.TypeString,
-			Enum: []string{choiceFlash, choicePro},
-		},
-	},
-	Required: []string{"reasoning", "model_choice"},
+		Required: []string{"reasoning", "model_choice"},
+	}
 }
 
 // numericalClassifierSchema is the numerical classifier's response schema;
 // the system prompt embeds the same schema as JSON.
-var numericalClassifierSchema = &genai.Schema{
-	Type: genai.TypeObject,
-	Properties: map[string]*genai.Schema{
-		"complexity_reasoning": {
-			Type:        genai.TypeString,
-			Description: "Brief explanation for the score.",
+func numericalClassifierSchema() *genai.Schema {
+	return &genai.Schema{
+		Type: genai.TypeObject,
+		Properties: map[string]*genai.Schema{
+			"complexity_reasoning": {
+				Type:        genai.TypeString,
+				Description: "Brief explanation for the score.",
+			},
+			"complexity_score": {
+				Type:        genai.TypeInteger,
+				Description: "Complexity score from 1-100.",
+			},
 		},
-		"complexity_score": {
-			Type:        genai.TypeInteger,
-			Description: "Complexity score from 1-100.",
-		},
-	},
-	Required: []string{"complexity_reasoning", "complexity_score"},
+		Required: []string{"complexity_reasoning", "complexity_score"},
+	}
 }
 
 // ClassifierStrategy returns gemini-cli's flash/pro classifier strategy.
@@ -269,7 +274,7 @@ func (classifierStrategy) Route(ctx context.Context, rc *RoutingContext, env *En
 		Reasoning   *string `json:"reasoning"`
 		ModelChoice *string `json:"model_choice"`
 	}
-	if err := classify(ctx, env, contents, classifierSystemPrompt, classifierSchema, &reply); err != nil {
+	if err := classify(ctx, env, contents, classifierSystemPrompt, classifierSchema(), &reply); err != nil {
 		env.logger().Debug("[Routing] ClassifierStrategy failed", "error", err)
 		return nil, nil
 	}
@@ -323,7 +328,7 @@ func (numericalClassifierStrategy) Route(ctx context.Context, rc *RoutingContext
 		Reasoning *string  `json:"complexity_reasoning"`
 		Score     *float64 `json:"complexity_score"`
 	}
-	if err := classify(ctx, env, contents, numericalClassifierSystemPrompt, numericalClassifierSchema, &reply); err != nil {
+	if err := classify(ctx, env, contents, numericalClassifierSystemPrompt, numericalClassifierSchema(), &reply); err != nil {
 		env.logger().Debug("[Routing] NumericalClassifierStrategy failed", "error", err)
 		return nil, nil
 	}

@@ -195,7 +195,7 @@ func rtWantConfig(t *testing.T, c *rtCaptured, prompt string, schema *genai.Sche
 	if cfg.ResponseMIMEType != "application/json" {
 		t.Errorf("response MIME type = %q", cfg.ResponseMIMEType)
 	}
-	if cfg.ResponseSchema != schema {
+	if !reflect.DeepEqual(cfg.ResponseSchema, schema) {
 		t.Errorf("response schema = %+v", cfg.ResponseSchema)
 	}
 	if cfg.MaxOutputTokens != 1024 {
@@ -223,10 +223,10 @@ func TestClassifierRequestShape(t *testing.T) {
 		schema    *genai.Schema
 		wantModel string
 	}{
-		{"classifier default model", "", "auto-gemini-2.5", ClassifierStrategy(), classifierSystemPrompt, classifierSchema, "gemini-3.1-flash-lite"},
-		{"numerical default model", "", "auto", NumericalClassifierStrategy(), numericalClassifierSystemPrompt, numericalClassifierSchema, "gemini-3.1-flash-lite"},
-		{"alias setting", "flash", "auto-gemini-2.5", ClassifierStrategy(), classifierSystemPrompt, classifierSchema, PreviewFlashModel},
-		{"openai setting", "openai:gpt-4o-mini", "auto", NumericalClassifierStrategy(), numericalClassifierSystemPrompt, numericalClassifierSchema, "openai:gpt-4o-mini"},
+		{"classifier default model", "", "auto-gemini-2.5", ClassifierStrategy(), classifierSystemPrompt, classifierSchema(), "gemini-3.1-flash-lite"},
+		{"numerical default model", "", "auto", NumericalClassifierStrategy(), numericalClassifierSystemPrompt, numericalClassifierSchema(), "gemini-3.1-flash-lite"},
+		{"alias setting", "flash", "auto-gemini-2.5", ClassifierStrategy(), classifierSystemPrompt, classifierSchema(), PreviewFlashModel},
+		{"openai setting", "openai:gpt-4o-mini", "auto", NumericalClassifierStrategy(), numericalClassifierSystemPrompt, numericalClassifierSchema(), "openai:gpt-4o-mini"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			env, u := rtClassifierEnv(t, tt.configure, `{}`)
@@ -659,8 +659,8 @@ func TestClassifierPrompts(t *testing.T) {
 	if err := json.Unmarshal([]byte(embedded), &s); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(&s, numericalClassifierSchema) {
-		t.Errorf("embedded schema %+v differs from the request schema %+v", s, *numericalClassifierSchema)
+	if !reflect.DeepEqual(&s, numericalClassifierSchema()) {
+		t.Errorf("embedded schema %+v differs from the request schema %+v", s, *numericalClassifierSchema())
 	}
 }
 

@@ -191,13 +191,15 @@ const (
 	typeRetryInfo    = "type.googleapis.com/google.rpc.RetryInfo"
 )
 
-// cloudCodeDomains are the ErrorInfo domains of the Code Assist API, whose
-// reasons (VALIDATION_REQUIRED, RATE_LIMIT_EXCEEDED, QUOTA_EXHAUSTED) are only
-// trusted from there.
-var cloudCodeDomains = map[string]bool{
-	"cloudcode-pa.googleapis.com":          true,
-	"staging-cloudcode-pa.googleapis.com":  true,
-	"autopush-cloudcode-pa.googleapis.com": true,
+// cloudCodeDomain reports the ErrorInfo domains of the Code Assist API,
+// whose reasons (VALIDATION_REQUIRED, RATE_LIMIT_EXCEEDED, QUOTA_EXHAUSTED)
+// are only trusted from there.
+func cloudCodeDomain(domain string) bool {
+	switch domain {
+	case "cloudcode-pa.googleapis.com", "staging-cloudcode-pa.googleapis.com", "autopush-cloudcode-pa.googleapis.com":
+		return true
+	}
+	return false
 }
 
 // jsSpace is JavaScript's \s, which gemini-cli's patterns use; Go's \s is
@@ -652,7 +654,7 @@ func isCloudCodeDomain(domain string) bool {
 		}
 		return -1
 	}, domain)
-	return cloudCodeDomains[clean]
+	return cloudCodeDomain(clean)
 }
 
 // violations returns the violations of a QuotaFailure detail.
