@@ -18,13 +18,20 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 func ip(n int) *int { return &n }
 
-// conversation is a run with streamed text, an edit, a denied shell command,
-// a warning and usage: every shape the formats print.
+// conversation is a run with a retry and a fallback, streamed text, an
+// edit, a denied shell command, a warning and usage: every shape the
+// formats print.
 func conversation(end runtime.Event) []runtime.Event {
 	evs := []runtime.Event{
 		{Type: runtime.EventInitialize, Initialize: &runtime.Initialize{SessionID: "sess-1", Workspace: "/ws", AgentID: "agentry"}},
 		{Type: runtime.EventMessage, Message: &runtime.Message{Role: runtime.RoleUser, Content: []runtime.ContentPart{runtime.TextPart("fix it")}}},
 		{Type: runtime.EventAgentStart},
+		{Type: runtime.EventSessionUpdate, SessionUpdate: &runtime.SessionUpdate{Model: "gemini-2.5-pro"}},
+		{Type: runtime.EventCustom, Custom: &runtime.Custom{Kind: runtime.CustomModelRetry, Data: map[string]any{
+			"model": "gemini-2.5-pro", "attempt": 1, "maxAttempts": 10, "delayMs": int64(5500), "error": "rate limited"}}},
+		{Type: runtime.EventCustom, Custom: &runtime.Custom{Kind: runtime.CustomModelFallback, Data: map[string]any{
+			"failedModel": "gemini-2.5-pro", "model": "gemini-2.5-flash", "reason": "terminal", "intent": "retry_always",
+			"message": "Model gemini-2.5-pro failed (terminal); switched to fallback model gemini-2.5-flash"}}},
 		{Type: runtime.EventSessionUpdate, SessionUpdate: &runtime.SessionUpdate{Model: "gemini-2.5-flash"}},
 		{Type: runtime.EventMessage, Meta: map[string]any{"source": "agent"}, Message: &runtime.Message{Role: runtime.RoleAgent, Content: []runtime.ContentPart{{Type: runtime.PartThought, Thought: "hmm"}}}},
 		{Type: runtime.EventMessage, Message: &runtime.Message{Role: runtime.RoleAgent, Content: []runtime.ContentPart{runtime.TextPart("I'll fix \x1b[31mit\x1b[0m <now>.")}}},
