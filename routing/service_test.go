@@ -283,16 +283,27 @@ func TestNewServiceNeedsAModel(t *testing.T) {
 // one model call: the routing processor's Route (a new prompt runs the
 // router; within a sequence the sticky model is reused) and the
 // dispatcher's Select, on a healthy concrete model.
+//
+// pro-down is "auto" with Pro out of quota: the fallback strategy decides
+// and selection walks the chain to Flash.
 func BenchmarkRoutingDecision(b *testing.B) {
-	for _, sticky := range []bool{false, true} {
-		name := "new-sequence"
-		if sticky {
-			name = "sticky"
-		}
-		b.Run(name, func(b *testing.B) {
-			s, err := NewService(ServiceConfig{Model: "gemini-2.5-flash", Logger: slog.New(slog.DiscardHandler)})
+	cases := []struct {
+		name, model, want string
+		sticky, proDown   bool
+	}{
+		{"new-sequence", "gemini-2.5-flash", "gemini-2.5-flash", false, false},
+		{"sticky", "gemini-2.5-flash", "gemini-2.5-flash", true, false},
+		{"pro-down", AliasAutoGemini25, "gemini-2.5-flash", false, true},
+	}
+	for _, c := range cases {
+		sticky := c.sticky
+		b.Run(c.name, func(b *testing.B) {
+			s, err := NewService(ServiceConfig{Model: c.model, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
+			}
+			if c.proDown {
+				s.Availability().MarkTerminal(DefaultProModel, ReasonQuota)
 			}
 			contents := []*genai.Content{genai.NewContentFromText("hi", genai.RoleUser)}
 			cfg := &genai.GenerateContentConfig{SystemInstruction: genai.NewContentFromText("sys", genai.RoleUser)}
@@ -300,14 +311,14 @@ func BenchmarkRoutingDecision(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				req := &model.LLMRequest{Model: "gemini-2.5-flash", Contents: contents, Config: cfg}
+				req := &model.LLMRequest{Model: c.model, Contents: contents, Config: cfg}
 				prompt := prompts[0]
 				if !sticky {
 					i++
 					prompt = prompts[i%2]
 				}
 				s.Route(b.Context(), req, prompt)
-				if sel := s.Select(req); sel.Model != "gemini-2.5-flash" {
+				if sel := s.Select(req); sel.Model != c.want {
 					b.Fatalf("selected %q", sel.Model)
 				}
 			}

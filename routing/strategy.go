@@ -48,7 +48,7 @@ func (fallbackStrategy) Route(_ context.Context, rc *RoutingContext, env *Env) (
 	}
 	// Plan mode only changes the chain's actions, not its models, so it is
 	// left out here.
-	chain, _ := env.Catalog.Resolve(ChainQuery{Preferred: requested, Configured: env.ConfiguredModel})
+	chain, _ := env.Catalog.resolve(ChainQuery{Preferred: requested, Configured: env.ConfiguredModel})
 	selected := SelectForAvailability(chain, env.Availability)
 	// gemini-cli compares with the raw requested name; normalizing first
 	// keeps "models/x" or "gemini:x" from "falling back" to x itself.
