@@ -28,7 +28,8 @@ const (
 // Custom event kinds the dispatcher emits.
 const (
 	// CustomModelFallback reports a fallback from one model to another:
-	// data {failedModel, model, reason, intent, message}.
+	// data {failedModel, model, reason, intent, message}; after an upgrade
+	// intent there is no model and the data carries the upgrade url.
 	CustomModelFallback = "model_fallback"
 	// CustomModelRetry reports a failed attempt about to be retried:
 	// data {model, attempt, maxAttempts, delayMs, error}.
@@ -187,6 +188,13 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 		failed := req.Model
 		fb := routes.HandleFallback(ctx, failed, cerr)
 		if !fb.Retry {
+			if fb.Intent == routing.IntentUpgrade {
+				// The user chose to raise their limits: say where.
+				d.emitCustom(ss, CustomModelFallback, map[string]any{
+					"failedModel": failed, "reason": string(fb.Kind), "intent": string(fb.Intent), "url": routing.UpgradeURL,
+					"message": fmt.Sprintf("Model %s failed (%s); to raise your limits, see %s", failed, fb.Kind, routing.UpgradeURL),
+				})
+			}
 			return backoff.Permanent(cerr)
 		}
 		sel := routes.Reselect(req, failed, activeBefore)

@@ -345,6 +345,21 @@ func TestFallbackHandlerIntents(t *testing.T) {
 			if ok, _ := routes.Availability().Available("gemini-2.5-pro"); ok == tt.wantProDown {
 				t.Errorf("pro available = %v", ok)
 			}
+			fb := customs(evs, CustomModelFallback)
+			switch tt.intent {
+			case routing.IntentUpgrade:
+				if len(fb) != 1 || fb[0].Custom.Data["url"] != routing.UpgradeURL {
+					t.Errorf("upgrade events = %+v", fb)
+				}
+			case routing.IntentRetryAlways, routing.IntentRetryOnce:
+				if len(fb) != 1 || fb[0].Custom.Data["intent"] != string(tt.intent) || fb[0].Custom.Data["model"] != "gemini-2.5-flash" {
+					t.Errorf("fallback events = %+v", fb)
+				}
+			default:
+				if len(fb) != 0 {
+					t.Errorf("fallback events = %+v", fb)
+				}
+			}
 		})
 	}
 }
