@@ -28,6 +28,12 @@ func checkValue(key string, v any) string {
 		if v.(int) < -1 {
 			return "an integer >= -1 (-1 means unlimited)"
 		}
+	case "session.store":
+		switch v.(string) {
+		case SessionStoreSQLite, SessionStorePostgres, SessionStoreMemory:
+		default:
+			return "one of sqlite, postgres, memory"
+		}
 	case "general.maxAttempts":
 		if n := v.(int); n < 1 || n > 10 {
 			return "an integer from 1 to 10"

@@ -5,6 +5,15 @@ import (
 	"strings"
 )
 
+// SessionDBPath returns the SQLite session file: session.path (a leading
+// ~ is the user's home), else <Home>/sessions.db.
+func (s *Settings) SessionDBPath() string {
+	if s.Session.Path != "" {
+		return expandHome(s.Session.Path, filepath.Dir(s.Home))
+	}
+	return filepath.Join(s.Home, "sessions.db")
+}
+
 // UserSettingsPath returns the user settings file, <Home>/settings.json.
 func (s *Settings) UserSettingsPath() string {
 	return filepath.Join(s.Home, "settings.json")

@@ -31,6 +31,7 @@ type Settings struct {
 	Gemini   GeminiSettings   `json:"gemini"`
 	OpenAI   OpenAISettings   `json:"openai"`
 	Output   OutputSettings   `json:"output"`
+	Session  SessionSettings  `json:"session"`
 
 	// Workspace is the absolute, symlink-resolved workspace directory.
 	Workspace string `json:"-"`
@@ -184,6 +185,25 @@ type OpenAISettings struct {
 	BaseURL string `json:"baseUrl"`
 }
 
+// Session stores.
+const (
+	SessionStoreSQLite   = "sqlite"
+	SessionStorePostgres = "postgres"
+	SessionStoreMemory   = "memory"
+)
+
+// SessionSettings choose where conversations are stored.
+type SessionSettings struct {
+	// Store is sqlite (the default: one file under the agentry home),
+	// postgres, or memory (nothing is kept after the run).
+	Store string `json:"store"`
+	// Path is the SQLite file; empty is <home>/sessions.db.
+	Path string `json:"path"`
+	// PostgresDSN is the PostgreSQL connection string for the postgres
+	// store, e.g. postgres://user@127.0.0.1:5432/agentry.
+	PostgresDSN string `json:"postgresDsn"`
+}
+
 // OutputSettings choose the batch output format.
 type OutputSettings struct {
 	// Format is text, json, stream-json or events.
@@ -210,5 +230,6 @@ func Defaults() Settings {
 		Tools:   ToolsSettings{Shell: ShellSettings{TimeoutSeconds: 600}},
 		Context: ContextSettings{FileName: []string{"AGENTRY.md", "GEMINI.md"}, MaxDirectoryItems: 200},
 		Output:  OutputSettings{Format: "text"},
+		Session: SessionSettings{Store: SessionStoreSQLite},
 	}
 }
