@@ -14,9 +14,11 @@ import (
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/version"
+	"github.com/agentry-dev/agentry/masking"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -54,6 +56,12 @@ type Options struct {
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
 }
+
+// The ADK app and user every session built from settings belongs to.
+const (
+	appName = "agentry"
+	userID  = "user"
+)
 
 // NewResolver returns the model resolver for s: credentials from the
 // environment, endpoints from the settings.
@@ -128,16 +136,41 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, err
 	}
+	// The session id names the spill directories, so it is fixed here.
+	sessionID := opts.SessionID
+	if sessionID == "" {
+		newID := opts.NewID
+		if newID == nil {
+			newID = defaultID
+		}
+		sessionID = newID()
+	}
+	svc := opts.SessionService
+	if svc == nil {
+		svc = session.InMemoryService()
+	}
+	masker, err := masking.New(masking.Config{SpillDir: masking.SessionDir(s.TempDir(), sessionID), Logger: opts.Logger})
+	if err != nil {
+		set.Close()
+		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+	}
+	var persist masking.Persist
+	if store, ok := svc.(*sessions.Store); ok {
+		persist = persistMasked(store, appName, userID)
+	}
 	// The one explicit order of the chain: content, then masking, then
-	// routing. The masking processor joins here.
-	chain := processors.NewChain(content, routing.NewProcessor(routes))
+	// routing.
+	chain := processors.NewChain(content, masking.NewProcessor(masker, svc, persist), routing.NewProcessor(routes))
 
 	resolver := opts.Resolver
 	if resolver == nil {
 		resolver = NewResolver(s, opts.Record, opts.HTTPClient)
 	}
 	sess, err := New(ctx, Config{
-		SessionID:      opts.SessionID,
+		AppName:        appName,
+		UserID:         userID,
+		SessionID:      sessionID,
+		TempDir:        s.TempDir(),
 		Workspace:      ws.Root(),
 		Model:          s.Model.Name,
 		Resolver:       resolver,
@@ -148,7 +181,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Tools:          set.Tools(),
 		Policy:         policy,
 		Approver:       opts.Approver,
-		SessionService: opts.SessionService,
+		SessionService: svc,
 		Plugins:        opts.Plugins,
 		MaxTurns:       s.Model.MaxSessionTurns,
 		Now:            opts.Now,

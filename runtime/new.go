@@ -62,6 +62,17 @@ type Config struct {
 	Plugins []*plugin.Plugin
 	// MaxTurns bounds the model calls of one stream; 0 or less is unlimited.
 	MaxTurns int
+	// TempDir is the project's temporary directory: shell output too long
+	// for the model is saved whole under
+	// <TempDir>/tool-outputs/session-<SessionID>. "" means a private
+	// directory in the system's temporary directory.
+	TempDir string
+	// TruncateThreshold is the length, in characters, beyond which a shell
+	// command's output (or an opted-in tool's, see tools.Truncatable) is
+	// cut to its first 20 % and last 80 % of the threshold for the model,
+	// as gemini-cli's truncateToolOutputThreshold does; 0 means 40,000, a
+	// negative value turns truncation off.
+	TruncateThreshold int
 	// Now and NewID make time and ids deterministic in tests.
 	Now   func() time.Time
 	NewID func() string
@@ -109,13 +120,14 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	dispatch := NewDispatcherWith(DispatcherConfig{
 		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
 	})
+	limit := newOutputLimit(cfg.TruncateThreshold, cfg.TempDir, sc.sessionID, cfg.Logger)
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
 	for _, t := range cfg.Tools {
 		if _, dup := sc.tools[t.Name()]; dup {
 			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
 		}
 		sc.tools[t.Name()] = t
-		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver})
+		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit})
 	}
 	instruction := cfg.Instruction
 	ag, err := llmagent.New(llmagent.Config{

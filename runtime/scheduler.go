@@ -20,11 +20,14 @@ import (
 // (and, when needed, a human), executes the tool with its live output going
 // out as tool_update events, and turns the result into the function
 // response the model reads — {"output": …} on success, an error otherwise,
-// which ADK sends as {"error": …}, as gemini-cli's scheduler does.
+// which ADK sends as {"error": …}, as gemini-cli's scheduler does. Shell
+// output too long for the model is truncated there, the full text saved to
+// a file.
 type scheduledTool struct {
 	t        tools.Tool
 	policy   *Policy
 	approver Approver
+	limit    *outputLimit
 }
 
 var _ tool.Tool = (*scheduledTool)(nil)
@@ -112,10 +115,18 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (map[string]any, er
 		if info.errType.Fatal() && ss != nil {
 			ss.cancel(&FatalToolError{Tool: st.t.Name(), Err: err})
 		}
+		if info.errType == tools.ErrCancelled {
+			err = st.limit.truncateCancelled(ctx, st.t, callID, err, info)
+		}
 		return nil, err
 	}
 	info.result = res
-	return map[string]any{"output": res.LLMContent}, nil
+	out, err := st.limit.truncateResult(st.t, callID, res.LLMContent, info)
+	if err != nil {
+		info.errType = tools.TypeOf(err)
+		return nil, err
+	}
+	return map[string]any{"output": out}, nil
 }
 
 // toolOutput emits a running call's live output.

@@ -31,6 +31,7 @@ type callInfo struct {
 	errType    tools.ErrorType
 	decision   string // accept, reject, modify, auto_accept
 	durationMs int64
+	outputFile string // where a truncated output was saved whole
 }
 
 type streamStateKey struct{}

@@ -156,6 +156,11 @@ func (t *translator) toolResponse(fr *genai.FunctionResponse) {
 		if info.decision != "" {
 			data["decision"] = info.decision
 		}
+		if info.outputFile != "" {
+			// gemini-cli's tool_response data names the file holding
+			// the full output the model saw truncated.
+			data["outputFile"] = info.outputFile
+		}
 	}
 	if len(data) > 0 {
 		resp.Data = data

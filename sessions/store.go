@@ -157,7 +157,7 @@ func open(ctx context.Context, db *sql.DB, d dialect, where string, opts []Optio
 		return nil, fmt.Errorf("sessions: %s: schema: %w", where, err)
 	}
 	if from < schemaVersion {
-		s.log.Info("session schema created or upgraded", "db", where, "from", from, "to", schemaVersion)
+		s.log.Debug("session schema created or upgraded", "db", where, "from", from, "to", schemaVersion)
 	}
 	if err := s.prepare(ctx); err != nil {
 		_ = db.Close()

@@ -64,6 +64,16 @@ type Tool interface {
 	Execute(ctx context.Context, call Call) (Result, error)
 }
 
+// Truncatable is implemented by tools whose text output the scheduler may
+// truncate, as gemini-cli truncates MCP tools that return one text part:
+// beyond the session's threshold the model gets the output's head and tail
+// and the full text is saved to a file. run_shell_command is truncated
+// whether or not it implements it.
+type Truncatable interface {
+	// TruncatesOutput reports whether the tool's output may be truncated.
+	TruncatesOutput() bool
+}
+
 // Call is one invocation of a tool.
 type Call struct {
 	// ID is the function call id; it correlates live output and results.

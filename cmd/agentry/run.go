@@ -142,7 +142,13 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		record = llm.NewRecordSink(file)
 	}
 
-	sess, err := runtime.FromSettings(ctx, settings, runtime.Options{SessionID: f.sessionID, Record: record})
+	store, closeStore, err := runtime.OpenStore(ctx, settings, nil)
+	if err != nil {
+		return p.fail(err)
+	}
+	defer closeStore()
+
+	sess, err := runtime.FromSettings(ctx, settings, runtime.Options{SessionID: f.sessionID, Record: record, SessionService: store})
 	if err != nil {
 		return p.fail(err)
 	}

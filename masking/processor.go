@@ -1,0 +1,154 @@
+package masking
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"reflect"
+	"strings"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+)
+
+// Persist makes masking last: it applies masked responses to the live
+// session sessionID (and its storage and transcript), matching them by
+// call id, so the next turn, a resumed session and the transcript all see
+// the masked view.
+type Persist func(ctx context.Context, sessionID string, masked []Masked) error
+
+// Processor is the masking request processor, second in the chain after
+// the content processor. On every model request it masks the history,
+// rewrites the request's contents and hands the masked responses to its
+// Persist hook.
+//
+// The history is what gemini-cli masks: the request's contents without
+// the request being sent — the trailing user content (the new prompt or
+// the function responses just produced), which gemini-cli keeps outside
+// its chat history until the call. The request's contents are ADK's deep
+// copies with ADK's own "adk-…" call ids stripped, and a model callback
+// cannot reach the session, so the processor loads the session's events
+// (ids intact) from the session service to find each response's call id.
+type Processor struct {
+	m        *Masker
+	sessions session.Service
+	persist  Persist
+}
+
+// NewProcessor returns the masking processor of m. sessions is the
+// service that stores the sessions whose requests it processes; without
+// it only responses whose call ids survive in the request (ids the model
+// chose) can be masked. persist may be nil.
+func NewProcessor(m *Masker, sessions session.Service, persist Persist) *Processor {
+	return &Processor{m: m, sessions: sessions, persist: persist}
+}
+
+// Name implements processors.RequestProcessor.
+func (p *Processor) Name() string { return "masking" }
+
+// ProcessRequest implements processors.RequestProcessor. A failure to
+// load the session, write a spill file or persist fails the model call,
+// as a failed mask fails gemini-cli's turn.
+func (p *Processor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
+	history := req.Contents
+	if n := len(history); n > 0 && history[n-1] != nil && history[n-1].Role == genai.RoleUser {
+		history = history[:n-1]
+	}
+	// Planning needs no call ids; most turns end here.
+	cands := p.m.plan(history)
+	if len(cands) == 0 {
+		return nil
+	}
+	var events []sessionResponse
+	if p.sessions != nil {
+		resp, err := p.sessions.Get(ctx, &session.GetRequest{AppName: ctx.AppName(), UserID: ctx.UserID(), SessionID: ctx.SessionID()})
+		if err != nil {
+			return fmt.Errorf("load session %s: %w", ctx.SessionID(), err)
+		}
+		events = sessionResponses(resp.Session.Events().All())
+	}
+	idOf := matchCallIDs(req.Contents, events)
+	masked, err := p.m.mask(ctx, history, cands, idOf, true)
+	if err != nil || len(masked) == 0 {
+		return err
+	}
+	req.Contents = apply(req.Contents, masked, idOf)
+	if p.persist != nil {
+		if err := p.persist(ctx, ctx.SessionID(), masked); err != nil {
+			return fmt.Errorf("persist masked tool outputs: %w", err)
+		}
+	}
+	return nil
+}
+
+// sessionResponse is a function response of the session, in event order.
+type sessionResponse struct {
+	id       string
+	name     string
+	response map[string]any
+}
+
+func sessionResponses(events iter.Seq[*session.Event]) []sessionResponse {
+	var out []sessionResponse
+	for ev := range events {
+		if ev == nil || ev.Content == nil {
+			continue
+		}
+		for _, p := range ev.Content.Parts {
+			if p != nil && p.FunctionResponse != nil {
+				fr := p.FunctionResponse
+				out = append(out, sessionResponse{fr.ID, fr.Name, fr.Response})
+			}
+		}
+	}
+	return out
+}
+
+// adkIDPrefix starts the call ids ADK gives calls the model left without
+// one; ADK strips them from request contents.
+const adkIDPrefix = "adk-"
+
+// matchCallIDs returns the call id of each function response of contents:
+// its own id, or, when ADK stripped it, the id of the session response it
+// was copied from. ADK builds contents from the session's events in order,
+// leaving some out but never reordering a response before an earlier one,
+// so a forward scan pairs each stripped response with the next session
+// response of the same tool whose content is equal. Equality is cheap:
+// ADK's copy shares the string data, and Go compares shared strings by
+// pointer first.
+func matchCallIDs(contents []*genai.Content, session []sessionResponse) idFunc {
+	ids := map[*genai.FunctionResponse]string{}
+	next := 0
+	for _, c := range contents {
+		if c == nil {
+			continue
+		}
+		for _, p := range c.Parts {
+			if p == nil || p.FunctionResponse == nil {
+				continue
+			}
+			fr := p.FunctionResponse
+			if fr.ID != "" {
+				ids[fr] = fr.ID
+				for k := next; k < len(session); k++ {
+					if session[k].id == fr.ID {
+						next = k + 1
+						break
+					}
+				}
+				continue
+			}
+			for k := next; k < len(session); k++ {
+				s := session[k]
+				if strings.HasPrefix(s.id, adkIDPrefix) && s.name == fr.Name && reflect.DeepEqual(s.response, fr.Response) {
+					ids[fr] = s.id
+					next = k + 1
+					break
+				}
+			}
+		}
+	}
+	return func(fr *genai.FunctionResponse) string { return ids[fr] }
+}
