@@ -27,8 +27,9 @@
 // Get (which is how ADK's runner starts each run) drops the temp keys of
 // the previous one. Code inside a run uses Live, which keeps them.
 //
-// Every append is one transaction; an append that returned is durable
-// (SQLite runs in WAL mode with synchronous=FULL).
+// Every append is one transaction; an append that returned survives any
+// crash of the process (SQLite runs in WAL mode with synchronous=NORMAL:
+// a power cut may drop the last appends whole, never tear one).
 //
 // The Store owns the live objects of its database: sessions are meant to
 // be written by one Store at a time. Another process may read the same

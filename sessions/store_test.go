@@ -506,7 +506,7 @@ func TestOpenSQLite(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode(), err, want)
 		}
 	}
-	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "2", "busy_timeout": "10000"} {
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "10000"} {
 		var got string
 		if err := s.db.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
 			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
