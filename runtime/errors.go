@@ -64,6 +64,7 @@ var errorClasses = []errorClass{
 	{is(llm.ErrNoCredentials), statusUnauth, "FatalAuthenticationError", ExitAuth},
 	{is(llm.ErrUnknownModel), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(ErrSetup), statusInvalidArg, "FatalConfigError", ExitConfig},
+	{is(ErrNoSession), statusInvalidArg, "FatalInputError", ExitInput},
 	{is(llm.ErrBadReplayFile), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(llm.ErrReplayExhausted), statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},
 	{is(llm.ErrReplayMismatch), statusFailedPrecond, "ReplayMismatchError", ExitGeneric},

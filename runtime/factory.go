@@ -149,6 +149,10 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	if svc == nil {
 		svc = session.InMemoryService()
 	}
+	if err := ensureSession(ctx, svc, sessionID, ws.Root()); err != nil {
+		set.Close()
+		return nil, err
+	}
 	masker, err := masking.New(masking.Config{SpillDir: masking.SessionDir(s.TempDir(), sessionID), Logger: opts.Logger})
 	if err != nil {
 		set.Close()

@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"time"
 
 	"google.golang.org/adk/v2/session"
 
@@ -40,3 +43,72 @@ func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc s
 		return st, st.Close, nil
 	}
 }
+
+// StateWorkspace is the session state key holding the workspace a session
+// was started in, so that resuming "the latest session" stays within the
+// project.
+const StateWorkspace = "agentry:workspace"
+
+// StoredSession describes a stored session.
+type StoredSession struct {
+	// ID is the session id.
+	ID string
+	// Workspace is the workspace the session was started in.
+	Workspace string
+	// Updated is the time of the session's last event.
+	Updated time.Time
+}
+
+// ListSessions returns the stored sessions started in workspace (all of
+// them when workspace is ""), most recently updated first.
+func ListSessions(ctx context.Context, svc session.Service, workspace string) ([]StoredSession, error) {
+	resp, err := svc.List(ctx, &session.ListRequest{AppName: appName, UserID: userID})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []StoredSession
+	for _, s := range resp.Sessions {
+		ws, _ := s.State().Get(StateWorkspace)
+		w, _ := ws.(string)
+		if workspace != "" && w != workspace {
+			continue
+		}
+		out = append(out, StoredSession{ID: s.ID(), Workspace: w, Updated: s.LastUpdateTime()})
+	}
+	slices.SortStableFunc(out, func(a, b StoredSession) int { return b.Updated.Compare(a.Updated) })
+	return out, nil
+}
+
+// ensureSession creates the stored session with its workspace unless it
+// exists: a resumed session keeps its history and its workspace.
+func ensureSession(ctx context.Context, svc session.Service, id, workspace string) error {
+	if _, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id}); err == nil {
+		return nil
+	}
+	_, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: id,
+		State: map[string]any{StateWorkspace: workspace}})
+	if err != nil {
+		return fmt.Errorf("%w: create session %s: %w", ErrSetup, id, err)
+	}
+	return nil
+}
+
+// GetSession returns a stored session, or an error wrapping ErrNoSession.
+func GetSession(ctx context.Context, svc session.Service, id string) (session.Session, error) {
+	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %w", ErrNoSession, id, err)
+	}
+	return resp.Session, nil
+}
+
+// DeleteSession removes a stored session.
+func DeleteSession(ctx context.Context, svc session.Service, id string) error {
+	if _, err := GetSession(ctx, svc, id); err != nil {
+		return err
+	}
+	return svc.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: id})
+}
+
+// ErrNoSession reports a session id the store does not hold.
+var ErrNoSession = errors.New("no stored session")

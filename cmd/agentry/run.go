@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
@@ -47,6 +48,7 @@ type runFlags struct {
 	allowedTools   []string
 	record         string
 	sessionID      string
+	resume         string
 	workspace      string
 	trustWorkspace bool
 	rawOutput      bool
@@ -86,7 +88,9 @@ agent protocol's events as JSON lines). Progress and warnings go to stderr.`,
 	fl.StringVar(&f.approvalMode, "approval-mode", "", "plan, default, auto_edit or yolo (default default)")
 	fl.StringSliceVar(&f.allowedTools, "allowed-tools", nil, `tools that run without approval, e.g. write_file,"run_shell_command(git status)"`)
 	fl.StringVar(&f.record, "record", "", "append every model response to `FILE` in the replay format")
-	fl.StringVar(&f.sessionID, "session-id", "", "the session id (default a new UUID)")
+	fl.StringVar(&f.sessionID, "session-id", "", "the session id (default a new UUID); an existing id continues that session")
+	fl.StringVarP(&f.resume, "resume", "r", "", "continue a stored session: --resume=ID, or --resume alone for this workspace's latest")
+	fl.Lookup("resume").NoOptDefVal = latestSession
 	fl.StringVarP(&f.workspace, "workspace", "w", "", "the workspace directory (default the current directory)")
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace for this run: read its settings and .env")
 	fl.BoolVar(&f.rawOutput, "raw-output", false, "print the model's text without removing terminal escape sequences")
@@ -147,6 +151,14 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		return p.fail(err)
 	}
 	defer closeStore()
+	if f.resume != "" {
+		if f.sessionID != "" {
+			return p.fail(&inputError{"cannot use both --resume and --session-id; --resume ID continues the session ID"})
+		}
+		if f.sessionID, err = resumeID(ctx, store, f.resume, settings.Workspace); err != nil {
+			return p.fail(err)
+		}
+	}
 
 	sess, err := runtime.FromSettings(ctx, settings, runtime.Options{SessionID: f.sessionID, Record: record, SessionService: store})
 	if err != nil {
@@ -287,4 +299,26 @@ func exitFor(err error) (int, string) {
 	}
 	_, name, code := runtime.ErrorStatus(err)
 	return code, name
+}
+
+// latestSession is --resume without a value.
+const latestSession = "latest"
+
+// resumeID picks the session --resume names: the given id, which must be
+// stored, or the workspace's most recently updated one.
+func resumeID(ctx context.Context, store session.Service, want, workspace string) (string, error) {
+	if want != latestSession {
+		if _, err := runtime.GetSession(ctx, store, want); err != nil {
+			return "", &inputError{fmt.Sprintf("--resume: no stored session %q; `agentry sessions list` shows them", want)}
+		}
+		return want, nil
+	}
+	list, err := runtime.ListSessions(ctx, store, workspace)
+	if err != nil {
+		return "", err
+	}
+	if len(list) == 0 {
+		return "", &inputError{fmt.Sprintf("--resume: no stored session for workspace %s; run without --resume to start one", workspace)}
+	}
+	return list[0].ID, nil
 }
