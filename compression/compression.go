@@ -18,9 +18,11 @@ import (
 	"math"
 	"strings"
 
-	"github.com/agentry-dev/agentry/masking"
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/masking"
+	"github.com/agentry-dev/agentry/routing"
 )
 
 const (
@@ -32,10 +34,11 @@ const (
 	PreserveFraction = 0.3
 )
 
-// Caller makes one non-streaming utility-model call; agentry's dispatcher
-// provides it, with its retry loop. It must not modify req.Contents, which
-// share values with the history being compressed.
-type Caller func(ctx context.Context, req *model.LLMRequest) (*model.LLMResponse, error)
+// Caller makes one non-streaming utility-model call: the routing
+// package's utility caller, which agentry's dispatcher provides with its
+// retry loop. It must not modify req.Contents, which share values with the
+// history being compressed.
+type Caller = routing.UtilityCaller
 
 // Status is the outcome of a compression attempt: gemini-cli's
 // CompressionStatus, spelled as its enum member names.
@@ -225,9 +228,9 @@ func Compress(ctx context.Context, cfg Config, history []*genai.Content, lastPro
 	if err != nil {
 		return nil, unchanged, fmt.Errorf("compression: verify summary: %w", err)
 	}
-	final := jsTrim(responseText(verifyResp))
+	final := masking.TrimJS(responseText(verifyResp))
 	if final == "" {
-		final = jsTrim(summary)
+		final = masking.TrimJS(summary)
 	}
 	if final == "" {
 		return nil, Info{OriginalTokens: original, NewTokens: original, Status: StatusFailedEmptySummary}, nil
@@ -360,14 +363,4 @@ func hasMedia(parts []*genai.Part) bool {
 		}
 	}
 	return false
-}
-
-// normalizeModel strips the "gemini:" scheme and "models/" prefix agentry
-// accepts, as routing.NormalizeModelID does, so gemini-cli's tables see a
-// bare model id. It is repeated here to keep this package free of the
-// runtime's dependencies.
-func normalizeModel(m string) string {
-	m = strings.TrimSpace(m)
-	m = strings.TrimPrefix(m, "gemini:")
-	return strings.TrimPrefix(m, "models/")
 }

@@ -3,6 +3,8 @@ package compression
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agentry-dev/agentry/routing"
 )
 
 // The fixed turns gemini-cli's ChatCompressionService adds around the
@@ -44,7 +46,7 @@ func Prompt(model, approvedPlanPath string) string {
 // concrete model id here, so aliases such as "auto" or "pro" are not
 // resolved first; pass the resolved model.
 func modernModel(model string) bool {
-	model = normalizeModel(model)
+	model = routing.NormalizeModelID(model)
 	return isGemini3(model) || !strings.HasPrefix(model, "gemini-")
 }
 

@@ -2,9 +2,10 @@ package compression
 
 import (
 	"errors"
-	"fmt"
 
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/masking"
 )
 
 // SplitPoint is gemini-cli's findCompressSplitPoint: the index of the oldest
@@ -14,9 +15,9 @@ import (
 // kept part, so a function call is never separated from its response.
 //
 // Each content's size is JSON.stringify(content).length, computed from
-// genai's Go JSON encoding; see jsLength for the cases where a Go value
-// cannot reproduce the JavaScript length (chiefly omitted zero values, such
-// as an empty `args` map). fraction must lie strictly between 0 and 1; NaN,
+// genai's Go JSON encoding (masking.JSONLength), which cannot reproduce the
+// JavaScript length where a Go value omits what a JavaScript object spells
+// out (zero values, such as an empty `args` map). fraction must lie strictly between 0 and 1; NaN,
 // which gemini-cli lets through, is rejected too. A nil content counts as
 // JSON null and is never a split point.
 func SplitPoint(contents []*genai.Content, fraction float64) (int, error) {
@@ -26,10 +27,7 @@ func SplitPoint(contents []*genai.Content, fraction float64) (int, error) {
 	sizes := make([]int, len(contents))
 	total := 0
 	for i, c := range contents {
-		n, err := jsLength(c)
-		if err != nil {
-			return 0, fmt.Errorf("compression: size of content %d: %w", i, err)
-		}
+		n := masking.JSONLength(c)
 		sizes[i] = n
 		total += n
 	}

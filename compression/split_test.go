@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/masking"
 )
 
 func text(role genai.Role, s string) *genai.Content { return genai.NewContentFromText(s, role) }
@@ -87,17 +89,13 @@ func TestJSLength(t *testing.T) {
 		{"\ufeff", 38},
 	}
 	for _, tt := range tests {
-		got, err := jsLength(text(genai.RoleUser, tt.text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != tt.want {
-			t.Errorf("jsLength(%q) = %d, want %d", tt.text, got, tt.want)
+		if got := masking.JSONLength(text(genai.RoleUser, tt.text)); got != tt.want {
+			t.Errorf("JSONLength(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}
 	call := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{genai.NewPartFromFunctionCall("foo",
 		map[string]any{"n": 1.5, "big": 1e21, "small": 1e-7, "arr": []any{true, nil, "x"}})}}
-	if got, err := jsLength(call); err != nil || got != 122 {
-		t.Errorf("jsLength(function call) = %d, %v; want 122", got, err)
+	if got := masking.JSONLength(call); got != 122 {
+		t.Errorf("JSONLength(function call) = %d, want 122", got)
 	}
 }

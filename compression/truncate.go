@@ -9,8 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentry-dev/agentry/masking"
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/masking"
 )
 
 // FunctionResponseBudget is gemini-cli's
@@ -87,12 +88,7 @@ func functionResponseText(resp map[string]any) string {
 	if s, ok := resp["content"].(string); ok {
 		return s
 	}
-	b, err := marshalJS(resp, "  ")
-	if err != nil {
-		// JavaScript would have written something; %v keeps the data.
-		return fmt.Sprint(resp)
-	}
-	return string(b)
+	return masking.PrettyJSON(resp)
 }
 
 // spill saves text under tempDir/tool-outputs and returns the truncated

@@ -246,9 +246,7 @@ type ModelSelection struct {
 // selected model's config; any other (a utility call) only gets its model
 // name changed.
 func (s *Service) Select(req *model.LLMRequest) ModelSelection {
-	sel := s.selectModel(req.Model, true, s.isPending(req))
-	s.rewrite(req, sel.model)
-	return ModelSelection{Model: sel.model, MaxAttempts: sel.maxAttempts}
+	return s.selectFor(req, req.Model)
 }
 
 // Reselect picks the model to retry with after a retry intent: the active
@@ -259,29 +257,25 @@ func (s *Service) Reselect(req *model.LLMRequest, failed, activeBefore string) M
 	if active := s.ActiveModel(); active != "" && !sameModel(active, activeBefore) {
 		name = active
 	}
-	sel := s.selectModel(name, true, s.isPending(req))
-	s.rewrite(req, sel.model)
-	return ModelSelection{Model: sel.model, MaxAttempts: sel.maxAttempts}
+	return s.selectFor(req, name)
 }
 
-func (s *Service) isPending(req *model.LLMRequest) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pending.req == req
-}
-
-func (s *Service) rewrite(req *model.LLMRequest, name string) {
-	if req.Model == name {
-		return
-	}
+// selectFor selects for name and rewrites req for the selected model: a
+// prepared (chat) request from its snapshot, any other by name only.
+func (s *Service) selectFor(req *model.LLMRequest, name string) ModelSelection {
 	s.mu.Lock()
 	p := s.pending
 	s.mu.Unlock()
-	if p.req == req {
-		p.snap.apply(req, name, s.configs.For(name))
-		return
+	prepared := p.req == req
+	sel := s.selectModel(name, true, prepared)
+	switch {
+	case req.Model == sel.model:
+	case prepared:
+		p.snap.apply(req, sel.model, s.configs.For(sel.model))
+	default:
+		req.Model = sel.model
 	}
-	req.Model = name
+	return ModelSelection{Model: sel.model, MaxAttempts: sel.maxAttempts}
 }
 
 // MarkHealthy records a successful call of model.

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"github.com/agentry-dev/agentry/routing"
 )
 
 // Retry delays, gemini-cli's (utils/retry.ts).
@@ -36,7 +38,7 @@ type RetryConfig struct {
 
 func (c RetryConfig) withDefaults() RetryConfig {
 	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = 10
+		c.MaxAttempts = routing.DefaultMaxAttempts
 	}
 	if c.InitialDelay <= 0 {
 		c.InitialDelay = DefaultInitialDelay

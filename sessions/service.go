@@ -57,13 +57,7 @@ func (s *Store) Create(ctx context.Context, req *session.CreateRequest) (*sessio
 		} else if n == 0 {
 			return ErrExists
 		}
-		if err := s.writeState(ctx, tx, upsertSessionState, own, k.app, k.user, k.id); err != nil {
-			return err
-		}
-		if err := s.writeState(ctx, tx, upsertAppState, appDelta, k.app); err != nil {
-			return err
-		}
-		return s.writeState(ctx, tx, upsertUserState, userDelta, k.app, k.user)
+		return s.writeStates(ctx, tx, k, own, appDelta, userDelta)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sessions: create %s: %w", k, err)
@@ -363,13 +357,7 @@ func (s *Store) AppendEvent(ctx context.Context, cur session.Session, ev *sessio
 		} else if n == 0 {
 			return fmt.Errorf("event %s: %w", ev.ID, ErrExists)
 		}
-		if err := s.writeState(ctx, tx, upsertSessionState, own, k.app, k.user, k.id); err != nil {
-			return err
-		}
-		if err := s.writeState(ctx, tx, upsertAppState, appDelta, k.app); err != nil {
-			return err
-		}
-		return s.writeState(ctx, tx, upsertUserState, userDelta, k.app, k.user)
+		return s.writeStates(ctx, tx, k, own, appDelta, userDelta)
 	})
 	if err != nil {
 		return fmt.Errorf("sessions: append to %s: %w", k, err)

@@ -100,6 +100,18 @@ func splitState(delta map[string]any) (app, user, own, temp map[string]any) {
 	return app, user, own, temp
 }
 
+// writeStates writes a session's own, app and user state changes in tx,
+// each to its table.
+func (s *Store) writeStates(ctx context.Context, tx *sql.Tx, k key, own, app, user map[string]any) error {
+	if err := s.writeState(ctx, tx, upsertSessionState, own, k.app, k.user, k.id); err != nil {
+		return err
+	}
+	if err := s.writeState(ctx, tx, upsertAppState, app, k.app); err != nil {
+		return err
+	}
+	return s.writeState(ctx, tx, upsertUserState, user, k.app, k.user)
+}
+
 // writeState upserts each key of m with the statement q, whose leading
 // arguments are prefix and whose last two are the key and the JSON value.
 func (s *Store) writeState(ctx context.Context, tx *sql.Tx, q string, m map[string]any, prefix ...any) error {

@@ -191,6 +191,7 @@ func (s *Store) now(ctx context.Context) time.Time {
 // key names a session.
 type key struct{ app, user, id string }
 
+// String names the session in errors: app/user/id.
 func (k key) String() string { return k.app + "/" + k.user + "/" + k.id }
 
 type userKey struct{ app, user string }
