@@ -42,6 +42,10 @@ func checkValue(key string, v any) string {
 		if n := v.(int); n < 0 || n > 100 {
 			return "an integer from 0 to 100 (0 means the default, 90)"
 		}
+	case "model.compressionThreshold":
+		if f := v.(float64); f <= 0 {
+			return "a number above 0 (a fraction of the context window, such as 0.5; above 1 turns automatic compression off)"
+		}
 	case "tools.shell.timeoutSeconds", "context.maxDirectoryItems":
 		if v.(int) < 0 {
 			return "an integer >= 0"

@@ -205,6 +205,14 @@ func fromJSON(file string, n *node, val any) (any, error) {
 			}
 			return i, nil
 		}
+	case kindFloat:
+		if num, ok := val.(json.Number); ok {
+			f, err := num.Float64()
+			if err != nil {
+				return nil, &Error{File: file, Key: n.key, Expected: n.kind.expected(), Got: "number " + num.String()}
+			}
+			return f, nil
+		}
 	case kindJSON:
 		raw, err := json.Marshal(val)
 		if err != nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,9 @@ func parseText(n *node, text string) (any, bool) {
 	case kindInt:
 		i, err := strconv.Atoi(strings.TrimSpace(text))
 		return i, err == nil
+	case kindFloat:
+		f, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
 	case kindBool:
 		b, err := strconv.ParseBool(strings.TrimSpace(text))
 		return b, err == nil

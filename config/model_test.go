@@ -22,6 +22,8 @@ func TestModelResilienceSettings(t *testing.T) {
 		"model": {
 			"name": "auto",
 			"previewAccess": true,
+			"compressionThreshold": 0.7,
+			"compressionModel": "openai:Qwen3-0.6B",
 			"routing": {"classifierModel": "openai:Qwen3-0.6B", "numericalThreshold": 75},
 			"fallbackChains": [[
 				{"model": "gemini-2.5-flash", "actions": {"terminal": "silent"}},
@@ -34,6 +36,9 @@ func TestModelResilienceSettings(t *testing.T) {
 	s, err := config.Load(f.options(t, env{}))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
+	}
+	if s.Model.CompressionThreshold != 0.7 || s.Model.CompressionModel != "openai:Qwen3-0.6B" {
+		t.Errorf("compression threshold %v, model %q", s.Model.CompressionThreshold, s.Model.CompressionModel)
 	}
 	if s.General.MaxAttempts != 4 || !s.Model.PreviewAccess {
 		t.Errorf("maxAttempts %d, previewAccess %v", s.General.MaxAttempts, s.Model.PreviewAccess)
@@ -64,6 +69,13 @@ func TestModelResilienceSettings(t *testing.T) {
 	if got := s.Model.FallbackChains; len(got) != 1 || len(got[0]) != 2 || got[0][1].Model != "b" {
 		t.Errorf("chains from env = %+v", got)
 	}
+	s, err = config.Load(f.options(t, env{"AGENTRY_MODEL_COMPRESSIONTHRESHOLD": " 1.5 "}))
+	if err != nil {
+		t.Fatalf("Load with a threshold from env: %v", err)
+	}
+	if s.Model.CompressionThreshold != 1.5 {
+		t.Errorf("threshold from env = %v, want 1.5", s.Model.CompressionThreshold)
+	}
 }
 
 func TestModelResilienceSettingsDefaults(t *testing.T) {
@@ -74,7 +86,7 @@ func TestModelResilienceSettingsDefaults(t *testing.T) {
 		t.Fatalf("Load: %v", err)
 	}
 	if s.General.MaxAttempts != 10 || !s.Model.Routing.NumericalRouting || !s.Model.Routing.PlanRouting ||
-		s.Model.FallbackChains != nil || s.Model.Configs != nil {
+		s.Model.FallbackChains != nil || s.Model.Configs != nil || s.Model.CompressionThreshold != 0.5 {
 		t.Errorf("defaults: general %+v, model %+v", s.General, s.Model)
 	}
 }
@@ -96,6 +108,12 @@ func TestModelResilienceSettingsErrors(t *testing.T) {
 			[]string{"general.maxAttempts", "1 to 10"}},
 		{"threshold out of range", `{"model": {"routing": {"numericalThreshold": 101}}}`, nil,
 			[]string{"model.routing.numericalThreshold"}},
+		{"compression threshold not a number", `{"model": {"compressionThreshold": "half"}}`, nil,
+			[]string{"model.compressionThreshold", "a number", "string"}},
+		{"compression threshold zero", `{"model": {"compressionThreshold": 0}}`, nil,
+			[]string{"model.compressionThreshold", "above 0"}},
+		{"compression threshold env", `{}`, env{"AGENTRY_MODEL_COMPRESSIONTHRESHOLD": "NaN"},
+			[]string{"AGENTRY_MODEL_COMPRESSIONTHRESHOLD", "model.compressionThreshold", "a number"}},
 		{"bad JSON in env", `{}`, env{"AGENTRY_MODEL_CONFIGS": `{"a":`},
 			[]string{"AGENTRY_MODEL_CONFIGS", "model.configs"}},
 	}

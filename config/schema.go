@@ -16,6 +16,7 @@ const (
 	kindObject kind = iota
 	kindString
 	kindInt
+	kindFloat
 	kindBool
 	kindStrings
 	kindJSON // a structured value (a list of objects, a map), taken whole
@@ -28,6 +29,8 @@ func (k kind) expected() string {
 		return "a string"
 	case kindInt:
 		return "an integer"
+	case kindFloat:
+		return "a number"
 	case kindBool:
 		return "a boolean"
 	case kindStrings:
@@ -90,6 +93,8 @@ func (s *schema) build(t reflect.Type, key string, index []int) *node {
 		n.kind = kindBool
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
 		n.kind = kindInt
+	case t.Kind() == reflect.Float64:
+		n.kind = kindFloat
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
 		n.kind = kindStrings
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Map:

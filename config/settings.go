@@ -72,6 +72,15 @@ type ModelSettings struct {
 	// family): "auto" then routes among them and falls back along the
 	// preview chain.
 	PreviewAccess bool `json:"previewAccess"`
+	// CompressionThreshold is gemini-cli's model.compressionThreshold: the
+	// fraction of the model's context window the last prompt may use
+	// before the older part of the history is summarised (default 0.5).
+	// Values above 1 turn automatic compression off.
+	CompressionThreshold float64 `json:"compressionThreshold"`
+	// CompressionModel summarises the history; "" picks gemini-cli's
+	// compression model for a Gemini chat model and the chat model itself
+	// for any other backend.
+	CompressionModel string `json:"compressionModel"`
 }
 
 // ModelPolicySettings are one entry of a fallback chain.
@@ -224,7 +233,7 @@ type Credentials struct {
 // Defaults returns the built-in settings.
 func Defaults() Settings {
 	return Settings{
-		Model: ModelSettings{Name: DefaultModel, MaxSessionTurns: -1,
+		Model: ModelSettings{Name: DefaultModel, MaxSessionTurns: -1, CompressionThreshold: 0.5,
 			Routing: RoutingSettings{NumericalRouting: true, PlanRouting: true}},
 		General: GeneralSettings{DefaultApprovalMode: ApprovalDefault, MaxAttempts: 10},
 		Tools:   ToolsSettings{Shell: ShellSettings{TimeoutSeconds: 600}},
