@@ -46,6 +46,9 @@ type Options struct {
 	SessionService session.Service
 	// Plugins run after the processor chain.
 	Plugins []*plugin.Plugin
+	// PreCompress is the PreCompress hook point, run before every
+	// compression attempt (see CompressionConfig).
+	PreCompress func(ctx context.Context, trigger string) error
 	// Sources add context to every request (for example an IDE's state).
 	Sources []processors.ContextSource
 	// HTTPClient is used for model APIs when set.
@@ -158,9 +161,22 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
+	// Masking and compression write the session back, which only the
+	// agentry store supports; the in-memory service gets neither.
 	var persist masking.Persist
+	var compress *CompressionConfig
 	if store, ok := svc.(*sessions.Store); ok {
 		persist = persistMasked(store, appName, userID)
+		if m := s.Model.CompressionModel; m != "" {
+			if _, err := llm.ParseModel(m); err != nil {
+				set.Close()
+				return nil, fmt.Errorf("%w: settings model.compressionModel: %w", ErrSetup, err)
+			}
+		}
+		compress = &CompressionConfig{
+			Store: store, Threshold: s.Model.CompressionThreshold, UtilityModel: s.Model.CompressionModel,
+			PreCompress: opts.PreCompress,
+		}
 	}
 	// The one explicit order of the chain: content, then masking, then
 	// routing.
@@ -182,6 +198,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Retry:          opts.Retry,
 		Instruction:    SystemPrompt,
 		Chain:          chain,
+		Compression:    compress,
 		Tools:          set.Tools(),
 		Policy:         policy,
 		Approver:       opts.Approver,

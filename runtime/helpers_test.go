@@ -57,8 +57,28 @@ func (s *script) Requests() []recordedRequest {
 	return append([]recordedRequest(nil), s.requests...)
 }
 
+// GenerateContent answers a unary call (a utility call) with the next
+// turn, its chunks' parts joined into one response.
 func (s *script) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	return nil, fmt.Errorf("script: unary calls are not scripted")
+	var out *genai.GenerateContentResponse
+	for r, err := range s.GenerateContentStream(ctx, model, contents, cfg) {
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			c := *r.Candidates[0].Content
+			c.Parts = append([]*genai.Part(nil), c.Parts...)
+			out = &genai.GenerateContentResponse{Candidates: []*genai.Candidate{{Content: &c}}}
+		} else {
+			out.Candidates[0].Content.Parts = append(out.Candidates[0].Content.Parts, r.Candidates[0].Content.Parts...)
+		}
+		out.Candidates[0].FinishReason = r.Candidates[0].FinishReason
+		out.UsageMetadata = r.UsageMetadata
+	}
+	if out == nil {
+		return nil, fmt.Errorf("script: the turn for a unary call has no chunks")
+	}
+	return out, nil
 }
 
 func (s *script) GenerateContentStream(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {

@@ -57,6 +57,10 @@ type Config struct {
 	Approver Approver
 	// SessionService stores the conversation; default in-memory.
 	SessionService session.Service
+	// Compression, when set, summarises the older history before a model
+	// call once the last prompt nears the context window (gemini-cli's chat
+	// compression). It runs before Chain.
+	Compression *CompressionConfig
 	// Plugins run after the processor chain and the session's own guard:
 	// hooks, loop detection, telemetry.
 	Plugins []*plugin.Plugin
@@ -142,7 +146,37 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create agent: %w", err)
 	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	var plugins []*plugin.Plugin
+	if cc := cfg.Compression; cc != nil {
+		if cc.Store == nil {
+			return nil, errors.New("runtime: compression needs the session store it rewrites")
+		}
+		if cfg.TempDir == "" {
+			return nil, errors.New("runtime: compression needs Config.TempDir for the tool outputs it truncates")
+		}
+		routes := cfg.Routing
+		comp := &compressor{
+			cfg: *cc, app: sc.appName, user: sc.userID, agent: sc.agentName,
+			tempDir: cfg.TempDir, call: dispatch.Call, now: sc.now, newID: sc.newID, log: log,
+			model: func() string {
+				if routes != nil {
+					if m := routes.ActiveModel(); m != "" {
+						return m
+					}
+				}
+				return dispatch.Model()
+			},
+		}
+		p, err := comp.plugin()
+		if err != nil {
+			return nil, fmt.Errorf("runtime: compression: %w", err)
+		}
+		plugins = append(plugins, p)
+	}
 	if cfg.Chain != nil {
 		p, err := cfg.Chain.Plugin()
 		if err != nil {
@@ -166,10 +200,6 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create runner: %w", err)
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.Default()
 	}
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{

@@ -183,9 +183,18 @@ func (p *printer) event(ev runtime.Event) (exitCode int, done bool) {
 	case runtime.EventCustom:
 		// A fallback changes the model the run's answers come from: every
 		// format shows it, as gemini-cli shows its fallback message.
-		if ev.Custom.Kind == runtime.CustomModelFallback {
+		switch ev.Custom.Kind {
+		case runtime.CustomModelFallback:
 			if msg, ok := ev.Custom.Data["message"].(string); ok {
 				p.warn(msg)
+			}
+		case runtime.CustomChatCompressed:
+			// gemini-cli's interactive notice; the machine formats keep
+			// gemini-cli's shape, which has no compression line (the
+			// events format carries the event).
+			if p.format == "text" {
+				fmt.Fprintf(p.io.err, "[INFO] Chat history compressed from %v to %v tokens.\n",
+					ev.Custom.Data["originalTokenCount"], ev.Custom.Data["newTokenCount"])
 			}
 		}
 	case runtime.EventAgentEnd:

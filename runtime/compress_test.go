@@ -1,0 +1,242 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/compression"
+	"github.com/agentry-dev/agentry/sessions"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+func openTestStore(t *testing.T, path string) *sessions.Store {
+	t.Helper()
+	st, err := sessions.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// usageTurn is a text turn whose response reports promptTokens.
+func usageTurn(text string, promptTokens int32) turn {
+	tn := textTurn(text)
+	tn.chunks[0].UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: promptTokens, TotalTokenCount: promptTokens + 1}
+	return tn
+}
+
+// TestRequestContentsMatchesADK pins requestContents, which rebuilds a
+// request after compression, to the contents ADK builds from the same
+// events: tool calls with and without model ids, text turns, a
+// continuation turn.
+func TestRequestContentsMatchesADK(t *testing.T) {
+	store := openTestStore(t, filepath.Join(t.TempDir(), "s.db"))
+	b := newScript(
+		callTurn("reading", fc("", "read", map[string]any{"n": 1.0})),
+		callTurn("", fc("call-7", "read", map[string]any{"n": 2.0})),
+		textTurn("done one"),
+		textTurn("done two"),
+	)
+	var mu sync.Mutex
+	var mismatches []string
+	checks := 0
+	check, err := plugin.New(plugin.Config{Name: "check", BeforeModelCallback: func(ctx agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+		sess, err := store.Live(ctx, ctx.AppName(), ctx.UserID(), ctx.SessionID())
+		if err != nil {
+			return nil, err
+		}
+		mine := requestContents(collect(sess.Events()))
+		mu.Lock()
+		defer mu.Unlock()
+		checks++
+		if d := cmp.Diff(req.Contents, mine); d != "" {
+			mismatches = append(mismatches, d)
+		}
+		return nil, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestSession(t, b, Config{
+		SessionService: store, Plugins: []*plugin.Plugin{check},
+		Tools: []tools.Tool{&fakeTool{name: "read", kind: tools.KindRead}},
+	})
+	run(t, s, "first")
+	run(t, s, "second")
+	if checks != 4 {
+		t.Fatalf("%d model calls checked, want 4", checks)
+	}
+	for _, d := range mismatches {
+		t.Errorf("requestContents differs from ADK's contents (-adk +ours):\n%s", d)
+	}
+	if got := requestContents(collect(mustLive(t, store, s).Events())); len(got) == 0 || got[len(got)-1].Parts[0].Text != adkContinue {
+		t.Errorf("a history ending on a model turn gets no continuation turn: %v", got)
+	}
+}
+
+// TestCompressionRewritesSession runs gemini-cli's compression inside a
+// session: once a response reports a prompt over half the window, the next
+// model call summarises the older 70 %, the request and the stored session
+// carry the summary, the acknowledgement and the kept tail, and the stream
+// reports chat_compressed.
+func TestCompressionRewritesSession(t *testing.T) {
+	dir := t.TempDir()
+	store := openTestStore(t, filepath.Join(dir, "s.db"))
+	long := strings.Repeat("an old and long answer ", 200)
+	b := newScript(
+		usageTurn(long, 10),
+		callTurn("", fc("call-1", "read", map[string]any{"path": "a.go"})),
+		usageTurn("read it", 600),
+		// The summary, then the verification.
+		textTurn("<state_snapshot>draft</state_snapshot>"),
+		textTurn("<state_snapshot>final</state_snapshot>"),
+		textTurn("third answer"),
+		textTurn("fourth answer"),
+	)
+	var hooks []string
+	s := newTestSession(t, b, Config{
+		SessionService: store, TempDir: dir,
+		Tools: []tools.Tool{&fakeTool{name: "read", kind: tools.KindRead}},
+		Compression: &CompressionConfig{
+			Store:       store,
+			TokenLimit:  func(string) int { return 1000 },
+			PreCompress: func(_ context.Context, trigger string) error { hooks = append(hooks, trigger); return errors.New("hook says no") },
+		},
+	})
+	run(t, s, "first question")
+	run(t, s, "second question")
+	if len(hooks) != 0 {
+		t.Fatalf("PreCompress ran below the threshold: %v", hooks)
+	}
+	evs := run(t, s, "third question")
+	if d := cmp.Diff([]string{PreCompressAuto}, hooks); d != "" {
+		t.Errorf("PreCompress triggers (-want +got):\n%s", d)
+	}
+	var compressed *Custom
+	for _, ev := range find(evs, EventCustom) {
+		if ev.Custom.Kind == CustomChatCompressed {
+			compressed = ev.Custom
+		}
+	}
+	if compressed == nil {
+		t.Fatalf("no chat_compressed event in %v", types(evs))
+	}
+	if compressed.Data["originalTokenCount"] != 600 || compressed.Data["compressionStatus"] != 1 {
+		t.Errorf("chat_compressed data = %v", compressed.Data)
+	}
+
+	reqs := b.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d model requests, want 6", len(reqs))
+	}
+	for i, r := range reqs[3:5] {
+		if r.model != "gemini-2.5-flash" {
+			t.Errorf("utility call %d went to %s, want gemini-2.5-flash", i, r.model)
+		}
+	}
+	if first := reqs[3].contents[0].Parts[0].Text; first != "first question" {
+		t.Errorf("the summariser saw %q first, want the original history", first)
+	}
+	wantTexts := []string{
+		"<state_snapshot>final</state_snapshot>", compression.Ack,
+		"second question", "fc:read", "fr:read", "read it",
+		"third question",
+	}
+	if d := cmp.Diff(wantTexts, summarize(reqs[5].contents)); d != "" {
+		t.Errorf("the chat request after compression (-want +got):\n%s", d)
+	}
+	// The stored session holds the same history, and the next turn builds
+	// on it without compressing again.
+	reopened := openTestStore(t, filepath.Join(dir, "s.db"))
+	stored := requestContents(collect(mustLive(t, reopened, s).Events()))
+	if d := cmp.Diff(append(wantTexts, "third answer", adkContinue), summarize(stored)); d != "" {
+		t.Errorf("the stored session after compression (-want +got):\n%s", d)
+	}
+	run(t, s, "fourth question")
+	if len(hooks) != 1 {
+		t.Errorf("compression attempted again right after compressing: %v", hooks)
+	}
+	if got := summarize(b.Requests()[6].contents); got[0] != "<state_snapshot>final</state_snapshot>" || got[len(got)-1] != "fourth question" {
+		t.Errorf("the next turn's request = %v", got)
+	}
+}
+
+// TestCompressionFailureLeavesSession checks that a summariser that fails
+// leaves the stored session and the request as they were, and that the
+// turn goes on.
+func TestCompressionFailureLeavesSession(t *testing.T) {
+	dir := t.TempDir()
+	store := openTestStore(t, filepath.Join(dir, "s.db"))
+	b := newScript(
+		usageTurn(strings.Repeat("long ", 500), 900),
+		turn{err: errors.New("summariser is down")},
+		textTurn("second answer"),
+	)
+	s := newTestSession(t, b, Config{
+		SessionService: store, TempDir: dir,
+		Compression:    &CompressionConfig{Store: store, TokenLimit: func(string) int { return 1000 }},
+	})
+	run(t, s, "first question")
+	before := requestContents(collect(mustLive(t, store, s).Events()))
+	evs := run(t, s, "second question")
+	if got := last(evs).AgentEnd; got == nil || got.Reason != EndCompleted {
+		t.Fatalf("the turn did not complete: %v", types(evs))
+	}
+	reqs := b.Requests()
+	wantReq := append(summarize(before[:len(before)-1]), "second question")
+	if d := cmp.Diff(wantReq, summarize(reqs[2].contents)); d != "" {
+		t.Errorf("the request after a failed compression (-want +got):\n%s", d)
+	}
+	for _, ev := range find(evs, EventCustom) {
+		if ev.Custom.Kind == CustomChatCompressed {
+			t.Errorf("chat_compressed emitted for a failed compression")
+		}
+	}
+}
+
+func collect(evs session.Events) []*session.Event {
+	var out []*session.Event
+	for ev := range evs.All() {
+		out = append(out, ev)
+	}
+	return out
+}
+
+func mustLive(t *testing.T, st *sessions.Store, s *Session) session.Session {
+	t.Helper()
+	sess, err := st.Live(context.Background(), s.cfg.appName, s.cfg.userID, s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// summarize names each content by its first part: its text, fc:<tool> or
+// fr:<tool>.
+func summarize(contents []*genai.Content) []string {
+	var out []string
+	for _, c := range contents {
+		p := c.Parts[0]
+		switch {
+		case p.FunctionCall != nil:
+			out = append(out, "fc:"+p.FunctionCall.Name)
+		case p.FunctionResponse != nil:
+			out = append(out, "fr:"+p.FunctionResponse.Name)
+		default:
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
