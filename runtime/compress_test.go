@@ -110,9 +110,12 @@ func TestCompressionRewritesSession(t *testing.T) {
 		SessionService: store, TempDir: dir,
 		Tools: []tools.Tool{&fakeTool{name: "read", kind: tools.KindRead}},
 		Compression: &CompressionConfig{
-			Store:       store,
-			TokenLimit:  func(string) int { return 1000 },
-			PreCompress: func(_ context.Context, trigger string) error { hooks = append(hooks, trigger); return errors.New("hook says no") },
+			Store:      store,
+			TokenLimit: func(string) int { return 1000 },
+			PreCompress: func(_ context.Context, trigger string) error {
+				hooks = append(hooks, trigger)
+				return errors.New("hook says no")
+			},
 		},
 	})
 	run(t, s, "first question")
@@ -186,7 +189,7 @@ func TestCompressionFailureLeavesSession(t *testing.T) {
 	)
 	s := newTestSession(t, b, Config{
 		SessionService: store, TempDir: dir,
-		Compression:    &CompressionConfig{Store: store, TokenLimit: func(string) int { return 1000 }},
+		Compression: &CompressionConfig{Store: store, TokenLimit: func(string) int { return 1000 }},
 	})
 	run(t, s, "first question")
 	before := requestContents(collect(mustLive(t, store, s).Events()))

@@ -20,6 +20,7 @@ import (
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/tools"
+	"github.com/agentry-dev/agentry/transcript"
 )
 
 // Options are what a driver adds to the settings when it builds a session.
@@ -152,7 +153,12 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	if svc == nil {
 		svc = session.InMemoryService()
 	}
-	if err := ensureSession(ctx, svc, sessionID, ws.Root()); err != nil {
+	now := opts.Now
+	if now == nil {
+		now = defaultNow
+	}
+	transcriptFile, err := ensureSession(ctx, svc, sessionID, ws.Root(), transcriptPath(s.TempDir(), now(), sessionID))
+	if err != nil {
 		set.Close()
 		return nil, err
 	}
@@ -165,8 +171,19 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	// agentry store supports; the in-memory service gets neither.
 	var persist masking.Persist
 	var compress *CompressionConfig
+	// The session is made below; masking reaches its transcript through it.
+	var sess *Session
 	if store, ok := svc.(*sessions.Store); ok {
-		persist = persistMasked(store, appName, userID)
+		stored := persistMasked(store, appName, userID)
+		persist = func(ctx context.Context, sessionID string, masked []masking.Masked) error {
+			if err := stored(ctx, sessionID, masked); err != nil {
+				return err
+			}
+			if sess != nil && sess.rec != nil {
+				sess.rec.masked(masked)
+			}
+			return nil
+		}
 		if m := s.Model.CompressionModel; m != "" {
 			if _, err := llm.ParseModel(m); err != nil {
 				set.Close()
@@ -186,19 +203,22 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	if resolver == nil {
 		resolver = NewResolver(s, opts.Record, opts.HTTPClient)
 	}
-	sess, err := New(ctx, Config{
-		AppName:        appName,
-		UserID:         userID,
-		SessionID:      sessionID,
-		TempDir:        s.TempDir(),
-		Workspace:      ws.Root(),
-		Model:          s.Model.Name,
-		Resolver:       resolver,
-		Routing:        routes,
-		Retry:          opts.Retry,
-		Instruction:    SystemPrompt,
-		Chain:          chain,
-		Compression:    compress,
+	sess, err = New(ctx, Config{
+		AppName:     appName,
+		UserID:      userID,
+		SessionID:   sessionID,
+		TempDir:     s.TempDir(),
+		Workspace:   ws.Root(),
+		Model:       s.Model.Name,
+		Resolver:    resolver,
+		Routing:     routes,
+		Retry:       opts.Retry,
+		Instruction: SystemPrompt,
+		Chain:       chain,
+		Compression: compress,
+		Transcript: &TranscriptConfig{
+			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
+		},
 		Tools:          set.Tools(),
 		Policy:         policy,
 		Approver:       opts.Approver,

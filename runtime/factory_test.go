@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/sessions"
+	"github.com/agentry-dev/agentry/transcript"
+	"github.com/google/go-cmp/cmp"
 )
 
 // settingsFor returns default settings for a fresh workspace and home.
@@ -99,6 +102,44 @@ func TestMaskingPersistsToTheStore(t *testing.T) {
 		}
 	}
 	check("stored session", outputs(stored))
+
+	// The transcript, found through the session's state, records the
+	// prompt, a gemini message per response with its calls, and the masked
+	// results.
+	path, _ := got.Session.State().Get(StateTranscript)
+	rec, err := transcript.Load(path.(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.SessionID != "masked-1" || rec.ProjectHash != transcript.ProjectHash(s.Workspace) || rec.Kind != "main" {
+		t.Errorf("transcript metadata: %+v", rec)
+	}
+	var kinds []string
+	results := map[string]string{}
+	for _, m := range rec.Messages {
+		kinds = append(kinds, m.Type)
+		for _, tc := range m.ToolCalls {
+			var parts []*genai.Part
+			if err := json.Unmarshal(tc.Result, &parts); err != nil || len(parts) != 1 || parts[0].FunctionResponse == nil {
+				t.Fatalf("tool call %s result %s: %v", tc.ID, tc.Result, err)
+			}
+			o, _ := parts[0].FunctionResponse.Response["output"].(string)
+			results[tc.ID] = o
+			if tc.Status != "success" || tc.Name != "read_file" || tc.Args["file_path"] == nil {
+				t.Errorf("tool call record %+v", tc)
+			}
+		}
+	}
+	if d := cmp.Diff([]string{"user", "gemini", "gemini", "gemini", "gemini"}, kinds); d != "" {
+		t.Errorf("transcript messages (-want +got):\n%s", d)
+	}
+	check("transcript", results)
+	if last := rec.Messages[len(rec.Messages)-1]; string(last.Content) != `[{"text":"done"}]` || last.Tokens == nil || last.Tokens.Input != 10 || last.Model != "gemini-2.5-flash" {
+		t.Errorf("last message %s tokens %+v model %q", last.Content, last.Tokens, last.Model)
+	}
+	if filepath.Dir(path.(string)) != filepath.Join(s.TempDir(), "chats") {
+		t.Errorf("transcript at %s, want under %s", path, filepath.Join(s.TempDir(), "chats"))
+	}
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -61,6 +61,9 @@ type Config struct {
 	// call once the last prompt nears the context window (gemini-cli's chat
 	// compression). It runs before Chain.
 	Compression *CompressionConfig
+	// Transcript, when set, records the conversation in gemini-cli's
+	// ConversationRecord shape.
+	Transcript *TranscriptConfig
 	// Plugins run after the processor chain and the session's own guard:
 	// hooks, loop detection, telemetry.
 	Plugins []*plugin.Plugin
@@ -150,6 +153,16 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	// activeModel is the model of the last call, or the configured one.
+	routes := cfg.Routing
+	activeModel := func() string {
+		if routes != nil {
+			if m := routes.ActiveModel(); m != "" {
+				return m
+			}
+		}
+		return dispatch.Model()
+	}
 	var plugins []*plugin.Plugin
 	if cc := cfg.Compression; cc != nil {
 		if cc.Store == nil {
@@ -158,18 +171,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		if cfg.TempDir == "" {
 			return nil, errors.New("runtime: compression needs Config.TempDir for the tool outputs it truncates")
 		}
-		routes := cfg.Routing
 		comp := &compressor{
 			cfg: *cc, app: sc.appName, user: sc.userID, agent: sc.agentName,
 			tempDir: cfg.TempDir, call: dispatch.Call, now: sc.now, newID: sc.newID, log: log,
-			model: func() string {
-				if routes != nil {
-					if m := routes.ActiveModel(); m != "" {
-						return m
-					}
-				}
-				return dispatch.Model()
-			},
+			model: activeModel,
 		}
 		p, err := comp.plugin()
 		if err != nil {
@@ -201,9 +206,16 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create runner: %w", err)
 	}
+	var rec *recorder
+	if cfg.Transcript != nil {
+		if rec, err = openRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		sc.closers = append(sc.closers, rec.close)
+	}
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{
-		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log,
+		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec,
 		baseCtx: base, baseCancel: cancel,
 		streams: map[string]*stream{}, subs: map[uint64]func(Event){},
 	}, nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/tools"
+	"github.com/agentry-dev/agentry/transcript"
 )
 
 // Session is the ADK-backed AgentProtocol. It owns one ADK runner and one
@@ -29,6 +30,7 @@ type Session struct {
 	svc      session.Service
 	dispatch *Dispatcher
 	log      *slog.Logger
+	rec      *recorder // nil without a transcript
 
 	baseCtx    context.Context
 	baseCancel context.CancelCauseFunc
@@ -324,6 +326,9 @@ func (s *Session) run(st *stream) {
 		}})
 	}
 	s.emit(st, Event{Type: EventMessage, Meta: st.meta, Message: &Message{Role: RoleUser, Content: userDisplay(st)}})
+	if s.rec != nil {
+		s.rec.user(st.content, st.display)
+	}
 	s.emit(st, Event{Type: EventAgentStart})
 
 	ss := &streamState{session: s, stream: st, maxTurns: s.cfg.maxTurns}
@@ -364,6 +369,9 @@ func (s *Session) run(st *stream) {
 			continue
 		}
 		tr.translate(ev)
+		if s.rec != nil {
+			s.rec.event(ev)
+		}
 	}
 	s.finish(st, ss, tr, runErr)
 }
@@ -388,7 +396,10 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		if err == nil {
 			err = runErr
 		}
-		s.emit(st, errorEvent(err))
+		ev := s.emit(st, errorEvent(err))
+		if s.rec != nil {
+			s.rec.note(transcript.TypeError, ev.Error.Message)
+		}
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndFailed}})
 	default:
 		reason := EndCompleted
@@ -464,6 +475,10 @@ func (s *Session) closeDanglingCalls(st *stream, tr *translator, cause, runErr e
 	ev.Content = &genai.Content{Role: genai.RoleUser, Parts: parts}
 	if err := s.svc.AppendEvent(ctx, sess, ev); err != nil {
 		s.log.Warn("cannot close unanswered tool calls", "session", s.cfg.sessionID, "err", err)
+		return
+	}
+	if s.rec != nil {
+		s.rec.event(ev)
 	}
 }
 

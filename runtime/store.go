@@ -49,6 +49,10 @@ func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc s
 // project.
 const StateWorkspace = "agentry:workspace"
 
+// StateTranscript is the session state key holding the path of the
+// session's transcript file.
+const StateTranscript = "agentry:transcript"
+
 // StoredSession describes a stored session.
 type StoredSession struct {
 	// ID is the session id.
@@ -81,16 +85,30 @@ func ListSessions(ctx context.Context, svc session.Service, workspace string) ([
 
 // ensureSession creates the stored session with its workspace unless it
 // exists: a resumed session keeps its history and its workspace.
-func ensureSession(ctx context.Context, svc session.Service, id, workspace string) error {
-	if _, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id}); err == nil {
-		return nil
-	}
-	_, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: id,
-		State: map[string]any{StateWorkspace: workspace}})
+func ensureSession(ctx context.Context, svc session.Service, id, workspace, newTranscript string) (transcriptPath string, err error) {
+	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
 	if err != nil {
-		return fmt.Errorf("%w: create session %s: %w", ErrSetup, id, err)
+		_, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: id,
+			State: map[string]any{StateWorkspace: workspace, StateTranscript: newTranscript}})
+		if err != nil {
+			return "", fmt.Errorf("%w: create session %s: %w", ErrSetup, id, err)
+		}
+		return newTranscript, nil
 	}
-	return nil
+	if p, err := resp.Session.State().Get(StateTranscript); err == nil {
+		if p, ok := p.(string); ok && p != "" {
+			return p, nil
+		}
+	}
+	// A session stored before it had a transcript gets one from now on;
+	// a state-only event records where.
+	ev := session.NewEvent(ctx, "agentry-transcript")
+	ev.Author = "user"
+	ev.Actions.StateDelta = map[string]any{StateTranscript: newTranscript}
+	if err := svc.AppendEvent(ctx, resp.Session, ev); err != nil {
+		return "", fmt.Errorf("%w: session %s: record its transcript: %w", ErrSetup, id, err)
+	}
+	return newTranscript, nil
 }
 
 // GetSession returns a stored session, or an error wrapping ErrNoSession.
