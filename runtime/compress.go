@@ -220,6 +220,14 @@ func (c *compressor) run(ctx context.Context, sessionID, invocationID string, ev
 	return info
 }
 
+// reset forgets the prompt size and failures of a history that a rewind
+// replaced.
+func (c *compressor) reset() {
+	c.mu.Lock()
+	c.known, c.failed = false, false
+	c.mu.Unlock()
+}
+
 func (c *compressor) setFailed(force bool) {
 	if force {
 		return

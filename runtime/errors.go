@@ -65,6 +65,8 @@ var errorClasses = []errorClass{
 	{is(llm.ErrUnknownModel), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(ErrSetup), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(ErrNoSession), statusInvalidArg, "FatalInputError", ExitInput},
+	{is(ErrNoMessage), statusInvalidArg, "FatalInputError", ExitInput},
+	{is(ErrBusy), statusFailedPrecond, "SessionBusyError", ExitGeneric},
 	{is(llm.ErrBadReplayFile), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(llm.ErrReplayExhausted), statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},
 	{is(llm.ErrReplayMismatch), statusFailedPrecond, "ReplayMismatchError", ExitGeneric},

@@ -164,6 +164,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		return dispatch.Model()
 	}
 	var plugins []*plugin.Plugin
+	var compress *compressor
 	if cc := cfg.Compression; cc != nil {
 		if cc.Store == nil {
 			return nil, errors.New("runtime: compression needs the session store it rewrites")
@@ -176,6 +177,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			tempDir: cfg.TempDir, call: dispatch.Call, now: sc.now, newID: sc.newID, log: log,
 			model: activeModel,
 		}
+		compress = comp
 		p, err := comp.plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: compression: %w", err)
@@ -215,7 +217,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{
-		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec,
+		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress,
 		baseCtx: base, baseCancel: cancel,
 		streams: map[string]*stream{}, subs: map[uint64]func(Event){},
 	}, nil

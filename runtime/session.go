@@ -30,7 +30,8 @@ type Session struct {
 	svc      session.Service
 	dispatch *Dispatcher
 	log      *slog.Logger
-	rec      *recorder // nil without a transcript
+	rec      *recorder   // nil without a transcript
+	compress *compressor // nil without compression
 
 	baseCtx    context.Context
 	baseCancel context.CancelCauseFunc

@@ -2,7 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	goio "io"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -12,16 +17,17 @@ import (
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/transcript"
 )
 
-// newSessionsCommand is `agentry sessions list|show|delete`: the stored
+// newSessionsCommand is `agentry sessions list|show|rewind|delete`: the stored
 // conversations of the session store the settings name.
 func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 	var workspace string
 	var all bool
 	cmd := &cobra.Command{
 		Use:   "sessions",
-		Short: "List, show and delete stored sessions",
+		Short: "List, show, rewind and delete stored sessions",
 	}
 	cmd.PersistentFlags().StringVarP(&workspace, "workspace", "w", "", "the workspace directory (default the current directory)")
 	// with opens the store and runs fn, reporting its error with the
@@ -77,6 +83,10 @@ func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if rec := loadTranscript(sess); rec != nil {
+					printTranscript(io.out, rec)
+					return nil
+				}
 				for ev := range sess.Events().All() {
 					if ev.Content == nil {
 						continue
@@ -97,19 +107,100 @@ func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 			})
 		},
 	}
+	var to string
+	rewind := &cobra.Command{
+		Use:   "rewind ID --to MESSAGE_ID",
+		Short: "Drop a message and everything after it from a session",
+		Long: `Rewind a stored session, as gemini-cli's /rewind does: the message named
+by --to and every later message leave the transcript, and the session's
+history is rebuilt from the messages kept. "agentry sessions show ID" lists
+the message ids; the next "agentry run --resume ID" continues from there.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return with(c, func(ctx context.Context, _ *config.Settings, store sessionStore) error {
+				if to == "" {
+					return fmt.Errorf("%w: --to MESSAGE_ID is required; \"agentry sessions show %s\" lists the message ids", runtime.ErrNoMessage, args[0])
+				}
+				res, err := runtime.Rewind(ctx, store, args[0], to)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(io.out, "Rewound session %s to before message %s: %d messages kept.\n", args[0], to, res.Messages)
+				return nil
+			})
+		},
+	}
+	rewind.Flags().StringVar(&to, "to", "", "the id of the first message to drop")
 	del := &cobra.Command{
 		Use:   "delete ID",
 		Short: "Delete a stored session",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return with(c, func(ctx context.Context, _ *config.Settings, store sessionStore) error {
-				return runtime.DeleteSession(ctx, store, args[0])
+				sess, err := runtime.GetSession(ctx, store, args[0])
+				if err != nil {
+					return err
+				}
+				p, _ := sess.State().Get(runtime.StateTranscript)
+				if err := runtime.DeleteSession(ctx, store, args[0]); err != nil {
+					return err
+				}
+				if path, _ := p.(string); path != "" {
+					if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return fmt.Errorf("session %s deleted, but not its transcript: %w", args[0], err)
+					}
+				}
+				return nil
 			})
 		},
 	}
-	cmd.AddCommand(list, show, del)
+	cmd.AddCommand(list, show, rewind, del)
 	return cmd
 }
 
 // sessionStore is the store the subcommands read.
 type sessionStore = session.Service
+
+// loadTranscript returns the session's transcript, or nil when it has
+// none (a session stored before transcripts, or an unreadable file).
+func loadTranscript(sess session.Session) *transcript.Record {
+	p, _ := sess.State().Get(runtime.StateTranscript)
+	path, _ := p.(string)
+	if path == "" {
+		return nil
+	}
+	rec, err := transcript.Load(path)
+	if err != nil {
+		return nil
+	}
+	return rec
+}
+
+// printTranscript prints each message with its id (for rewind), its type
+// and its text; a gemini message's tool calls follow it.
+func printTranscript(w goio.Writer, rec *transcript.Record) {
+	for _, m := range rec.Messages {
+		fmt.Fprintf(w, "[%s] %s: %s\n", m.ID, m.Type, strings.TrimRight(messageText(m.Content), "\n"))
+		for _, tc := range m.ToolCalls {
+			fmt.Fprintf(w, "    %s %v -> %s\n", tc.Name, tc.Args, tc.Status)
+		}
+	}
+}
+
+// messageText is the text of a message's content: a string or the text
+// parts of a part list.
+func messageText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
+}
