@@ -6,6 +6,9 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -267,4 +270,122 @@ func mustWorkspace(b *testing.B, dir string) *tools.Workspace {
 		b.Fatal(err)
 	}
 	return ws
+}
+
+// signalling is a backend that answers at once and reports each stream
+// call on called.
+type signalling struct {
+	instant
+	called chan struct{}
+}
+
+func (b signalling) GenerateContentStream(ctx context.Context, m string, c []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	b.called <- struct{}{}
+	return b.instant.GenerateContentStream(ctx, m, c, cfg)
+}
+
+// BenchmarkResume1000 measures resuming a stored 1,000-event session — 250
+// rounds of a prompt, a tool call, its 2 KB output and an answer — in the
+// SQLite store, up to its first model request: opening the store, building
+// the session from settings, loading the history, ADK's request building
+// and the processor chain (compression check, masking, routing). The
+// stored session was left masked, as a session's last turn leaves it. Each
+// iteration resumes a fresh copy of the same database file.
+func BenchmarkResume1000(b *testing.B) {
+	s := config.Defaults()
+	s.Workspace = b.TempDir()
+	s.Home = filepath.Join(b.TempDir(), ".agentry")
+	s.Trusted = true
+	pristine := filepath.Join(b.TempDir(), "pristine.db")
+	s.Session.Path = pristine
+	quiet := slog.New(slog.DiscardHandler)
+	backend := signalling{instant: instant{chunks: []*genai.GenerateContentResponse{{
+		Candidates:    []*genai.Candidate{{Content: genai.NewContentFromText("ok", genai.RoleModel), FinishReason: genai.FinishReasonStop}},
+		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 1000, TotalTokenCount: 1001},
+	}}}, called: make(chan struct{}, 1)}
+	ctx := context.Background()
+	{
+		store, closeStore, err := OpenStore(ctx, &s, quiet)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sess.Close()
+		live, err := GetSession(ctx, store, "resume-1000")
+		if err != nil {
+			b.Fatal(err)
+		}
+		output := strings.Repeat("a line of tool output\n", 95) // ~2 KB
+		for i := range 250 {
+			id := fmt.Sprint("call-", i)
+			contents := []*genai.Content{
+				genai.NewContentFromText(fmt.Sprintf("prompt %d: please look at file %d", i, i), genai.RoleUser),
+				{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: id, Name: "read_file", Args: map[string]any{"file_path": fmt.Sprint("f", i, ".go")}}}}},
+				{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: id, Name: "read_file", Response: map[string]any{"output": output}}}}},
+				genai.NewContentFromText(fmt.Sprintf("file %d looks fine", i), genai.RoleModel),
+			}
+			for j, c := range contents {
+				ev := session.NewEvent(ctx, fmt.Sprint("inv-", i))
+				ev.Author = "agentry"
+				if j == 0 {
+					ev.Author = "user"
+				}
+				ev.Content = c
+				if err := store.AppendEvent(ctx, live, ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		// One turn masks the old outputs and stores the masked view, as
+		// the session's last turn did before it was left.
+		sess, err = FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		id, err := sess.Send(ctx, TextMessage("one more"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-backend.called
+		for range sess.Stream(ctx, id) {
+		}
+		sess.Close()
+		closeStore()
+	}
+	data, err := os.ReadFile(pristine)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		s.Session.Path = filepath.Join(dir, fmt.Sprint(i, ".db"))
+		if err := os.WriteFile(s.Session.Path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		store, closeStore, err := OpenStore(ctx, &s, quiet)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
+		if err != nil {
+			b.Fatal(err)
+		}
+		id, err := sess.Send(ctx, TextMessage("go on"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		<-backend.called
+		b.StopTimer()
+		for range sess.Stream(ctx, id) {
+		}
+		sess.Close()
+		closeStore()
+		os.Remove(s.Session.Path)
+		b.StartTimer()
+	}
 }
