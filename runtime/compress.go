@@ -111,6 +111,14 @@ func (c *compressor) after(_ agent.Context, resp *model.LLMResponse, err error) 
 // before compresses when due. A failed compression never fails the model
 // call: the session and the request are left as they were.
 func (c *compressor) before(ctx agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+	// Most calls are far from the window: decide that before touching the
+	// session.
+	c.mu.Lock()
+	below := c.known && float64(c.lastPrompt) < c.threshold()*float64(c.limit(c.model()))
+	c.mu.Unlock()
+	if below {
+		return nil, nil
+	}
 	sess, err := c.cfg.Store.Live(ctx, c.app, c.user, ctx.SessionID())
 	if err != nil {
 		c.log.WarnContext(ctx, "compression: cannot load the session", "session", ctx.SessionID(), "err", err)
@@ -133,14 +141,8 @@ func (c *compressor) run(ctx context.Context, sessionID, invocationID string, ev
 		return compression.Info{Status: compression.StatusNoop}
 	}
 	chatModel := c.model()
-	limitOf := c.cfg.TokenLimit
-	if limitOf == nil {
-		limitOf = compression.TokenLimit
-	}
-	threshold := c.cfg.Threshold
-	if threshold == 0 {
-		threshold = compression.DefaultThreshold
-	}
+	limitOf := c.limit
+	threshold := c.threshold()
 	c.mu.Lock()
 	if !c.known {
 		// A session that has not called the model in this process
@@ -218,6 +220,22 @@ func (c *compressor) run(ctx context.Context, sessionID, invocationID string, ev
 		}
 	}
 	return info
+}
+
+// threshold is the configured fraction of the window.
+func (c *compressor) threshold() float64 {
+	if c.cfg.Threshold == 0 {
+		return compression.DefaultThreshold
+	}
+	return c.cfg.Threshold
+}
+
+// limit is model's context window.
+func (c *compressor) limit(model string) int {
+	if c.cfg.TokenLimit != nil {
+		return c.cfg.TokenLimit(model)
+	}
+	return compression.TokenLimit(model)
 }
 
 // reset forgets the prompt size and failures of a history that a rewind
