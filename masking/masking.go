@@ -15,9 +15,7 @@ package masking
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -199,14 +197,19 @@ func (m *Masker) plan(history []*genai.Content) []candidate {
 // Mask computes the masking of contents, a request's history with the
 // newest content last. It writes each masked response's full indented
 // JSON to a file in the spill directory and returns the replacements,
-// newest first; it does not modify contents. A response is masked only
-// when its placeholder is smaller, as gemini-cli decides; a response
-// without a call id, or whose id another response shares, is left alone,
-// since nothing could address it in the session. Masking is idempotent:
-// masked responses are skipped, so a second pass over the masked history
-// returns nothing and writes nothing.
+// newest first; the files are complete when it returns, so the
+// replacements may be persisted at once. It does not modify contents. A
+// response is masked only when its placeholder is smaller, as gemini-cli
+// decides; a response without a call id, or whose id another response
+// shares, is left alone, since nothing could address it in the session.
+// Masking is idempotent: masked responses are skipped, so a second pass
+// over the masked history returns nothing and writes nothing.
 func (m *Masker) Mask(ctx context.Context, contents []*genai.Content) ([]Masked, error) {
-	return m.mask(ctx, contents, m.plan(contents), nil, true)
+	pass := m.mask(ctx, contents, m.plan(contents), nil)
+	if err := pass.write(); err != nil {
+		return nil, err
+	}
+	return pass.masked, nil
 }
 
 // idFunc returns the call id of a function response of the history.
@@ -214,28 +217,30 @@ type idFunc func(*genai.FunctionResponse) string
 
 func ownID(fr *genai.FunctionResponse) string { return fr.ID }
 
-// mask masks the planned candidates of history, with call ids from idOf
-// (nil: the responses' own ids), writing their spill files when write is
-// set. Candidates are independent, so they are encoded and written in
-// parallel: a first pass over a long unmasked history creates hundreds of
-// files, and file creation dominates its cost.
-func (m *Masker) mask(ctx context.Context, history []*genai.Content, cands []candidate, idOf idFunc, write bool) ([]Masked, error) {
+// pass is a computed masking pass: the replacements, newest first, and
+// the spill file content of each.
+type pass struct {
+	dir    string
+	masked []Masked
+	files  [][]byte
+}
+
+// mask computes the masking of the planned candidates of history, with
+// call ids from idOf (nil: the responses' own ids), without writing
+// anything. Candidates are independent, so they are encoded in parallel.
+func (m *Masker) mask(ctx context.Context, history []*genai.Content, cands []candidate, idOf idFunc) *pass {
+	out := &pass{dir: m.dir}
 	if len(cands) == 0 {
-		return nil, nil
+		return out
 	}
 	if idOf == nil {
 		idOf = ownID
 	}
 	shared := sharedIDs(history, idOf)
-	if write {
-		if err := os.MkdirAll(m.dir, 0o700); err != nil {
-			return nil, fmt.Errorf("masking: create spill directory: %w", err)
-		}
-	}
 	results := make([]Masked, len(cands))
+	files := make([][]byte, len(cands))
 	saved := make([]int, len(cands))
-	errs := make([]error, len(cands))
-	parallel(len(cands), func(i int, buf *[]byte) {
+	parallel(len(cands), func(i int) {
 		c := cands[i]
 		fr := c.part.FunctionResponse
 		id := idOf(fr)
@@ -243,38 +248,47 @@ func (m *Masker) mask(ctx context.Context, history []*genai.Content, cands []can
 			m.log.DebugContext(ctx, "tool output masking: response cannot be addressed", "tool", fr.Name, "callId", id)
 			return
 		}
-		mk, content, after, ok := m.maskOne(ctx, c, id, buf)
+		mk, content, after, ok := m.maskOne(ctx, c, id)
 		if !ok {
 			return
 		}
-		if write {
-			if errs[i] = writeFile(mk.Path, content); errs[i] != nil {
-				return
-			}
-		}
-		results[i], saved[i] = mk, c.tokens-after
+		results[i], files[i], saved[i] = mk, content, c.tokens-after
 	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	var out []Masked
 	total := 0
 	for i, r := range results {
 		if r.Path != "" {
-			out = append(out, r)
+			out.masked = append(out.masked, r)
+			out.files = append(out.files, files[i])
 			total += saved[i]
 		}
 	}
-	if len(out) > 0 {
-		m.log.DebugContext(ctx, "tool output masking", "masked", len(out), "tokensSaved", total)
+	if len(out.masked) > 0 {
+		m.log.DebugContext(ctx, "tool output masking", "masked", len(out.masked), "tokensSaved", total)
 	}
-	return out, nil
+	return out
+}
+
+// write writes the pass's spill files, in parallel: a first pass over a
+// long unmasked history creates hundreds of files, and file creation
+// dominates its cost. Every file is complete when it returns.
+func (p *pass) write() error {
+	if len(p.masked) == 0 {
+		return nil
+	}
+	if err := mkdirSpill(p.dir); err != nil {
+		return err
+	}
+	errs := make([]error, len(p.masked))
+	parallel(len(p.masked), func(i int) {
+		errs[i] = writeSpill(p.masked[i].Path, p.files[i])
+	})
+	return errors.Join(errs...)
 }
 
 // maskOne builds the masked response of candidate c, with call id id, its
-// spill content (in *buf, reused across calls) and its token estimate. ok
+// spill content and its token estimate. ok
 // is false when the placeholder would not be smaller.
-func (m *Masker) maskOne(ctx context.Context, c candidate, id string, buf *[]byte) (mk Masked, content []byte, tokens int, ok bool) {
+func (m *Masker) maskOne(ctx context.Context, c candidate, id string) (mk Masked, content []byte, tokens int, ok bool) {
 	fr := c.part.FunctionResponse
 	name := fr.Name
 	if name == "" {
@@ -286,11 +300,7 @@ func (m *Masker) maskOne(ctx context.Context, c candidate, id string, buf *[]byt
 		m.log.ErrorContext(ctx, "tool output masking: bad spill name", "err", err)
 		return Masked{}, nil, 0, false
 	}
-	if cap(*buf) < sizeHint(fr.Response) {
-		*buf = make([]byte, 0, sizeHint(fr.Response))
-	}
-	content = appendJSON((*buf)[:0], fr.Response, true)
-	*buf = content
+	content = appendJSON(make([]byte, 0, sizeHint(fr.Response)), fr.Response, true)
 	var preview string
 	if name == ShellToolName {
 		preview = shellPreview(fr.Response)
@@ -311,13 +321,12 @@ func (m *Masker) maskOne(ctx context.Context, c candidate, id string, buf *[]byt
 const maxWorkers = 4
 
 // parallel runs fn(i) for i in [0, n) on up to maxWorkers goroutines (one
-// for small n), each with its own scratch buffer.
-func parallel(n int, fn func(i int, buf *[]byte)) {
+// for small n).
+func parallel(n int, fn func(i int)) {
 	workers := min(maxWorkers, runtime.GOMAXPROCS(0), (n+15)/16)
 	if workers <= 1 {
-		var buf []byte
 		for i := range n {
-			fn(i, &buf)
+			fn(i)
 		}
 		return
 	}
@@ -327,9 +336,8 @@ func parallel(n int, fn func(i int, buf *[]byte)) {
 	)
 	for range workers {
 		wg.Go(func() {
-			var buf []byte
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i, &buf)
+				fn(i)
 			}
 		})
 	}

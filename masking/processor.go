@@ -6,6 +6,7 @@ import (
 	"iter"
 	"reflect"
 	"strings"
+	"sync"
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
@@ -24,6 +25,17 @@ type Persist func(ctx context.Context, sessionID string, masked []Masked) error
 // rewrites the request's contents and hands the masked responses to its
 // Persist hook.
 //
+// Only the masking itself is on the request's path. The spill files and
+// the Persist hook run in the background while the request goes to the
+// model — a long session's first pass writes hundreds of files, which on
+// a real disk takes longer than the masking — and Settle waits for them:
+// the chain settles before the model's answer is acted on (its first
+// response, its error, any tool call) and at the end of a run, and
+// ProcessRequest settles the previous pass before the next. Until a pass
+// has settled its placeholders exist only in the request that carries
+// them, so a crash leaves the session unmasked and the next pass masks
+// it again, reusing the files already written.
+//
 // The history is what gemini-cli masks: the request's contents without
 // the request being sent — the trailing user content (the new prompt or
 // the function responses just produced), which gemini-cli keeps outside
@@ -35,6 +47,16 @@ type Processor struct {
 	m        *Masker
 	sessions session.Service
 	persist  Persist
+
+	mu sync.Mutex
+	// pending holds the unsettled pass of each session.
+	pending map[string]*job
+}
+
+// job is a pass's spill and persistence, running in the background.
+type job struct {
+	done chan struct{}
+	err  error // set before done is closed
 }
 
 // NewProcessor returns the masking processor of m. sessions is the
@@ -42,16 +64,20 @@ type Processor struct {
 // it only responses whose call ids survive in the request (ids the model
 // chose) can be masked. persist may be nil.
 func NewProcessor(m *Masker, sessions session.Service, persist Persist) *Processor {
-	return &Processor{m: m, sessions: sessions, persist: persist}
+	return &Processor{m: m, sessions: sessions, persist: persist, pending: map[string]*job{}}
 }
 
 // Name implements processors.RequestProcessor.
 func (p *Processor) Name() string { return "masking" }
 
 // ProcessRequest implements processors.RequestProcessor. A failure to
-// load the session, write a spill file or persist fails the model call,
-// as a failed mask fails gemini-cli's turn.
+// load the session fails the model call, as a failed mask fails
+// gemini-cli's turn; so does a failure to write a spill file or persist,
+// reported when the pass settles.
 func (p *Processor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
+	if err := p.Settle(ctx, ctx.SessionID()); err != nil {
+		return err
+	}
 	history := req.Contents
 	if n := len(history); n > 0 && history[n-1] != nil && history[n-1].Role == genai.RoleUser {
 		history = history[:n-1]
@@ -70,17 +96,60 @@ func (p *Processor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) err
 		events = sessionResponses(resp.Session.Events().All())
 	}
 	idOf := matchCallIDs(req.Contents, events)
-	masked, err := p.m.mask(ctx, history, cands, idOf, true)
-	if err != nil || len(masked) == 0 {
-		return err
+	pass := p.m.mask(ctx, history, cands, idOf)
+	if len(pass.masked) == 0 {
+		return nil
 	}
-	req.Contents = apply(req.Contents, masked, idOf)
-	if p.persist != nil {
-		if err := p.persist(ctx, ctx.SessionID(), masked); err != nil {
-			return fmt.Errorf("persist masked tool outputs: %w", err)
-		}
-	}
+	req.Contents = apply(req.Contents, pass.masked, idOf)
+	p.start(context.WithoutCancel(ctx), ctx.SessionID(), pass)
 	return nil
+}
+
+// start writes pass's spill files and then persists its replacements, in
+// the background. The files come first: a persisted placeholder must
+// never name a missing file. ctx is not cancelled with the run: a pass
+// that has begun finishes, so that the files and the session agree.
+func (p *Processor) start(ctx context.Context, sessionID string, pass *pass) {
+	j := &job{done: make(chan struct{})}
+	p.mu.Lock()
+	p.pending[sessionID] = j
+	p.mu.Unlock()
+	go func() {
+		defer close(j.done)
+		if err := pass.write(); err != nil {
+			j.err = err
+			return
+		}
+		if p.persist != nil {
+			if err := p.persist(ctx, sessionID, pass.masked); err != nil {
+				j.err = fmt.Errorf("persist masked tool outputs: %w", err)
+			}
+		}
+	}()
+}
+
+// Settle waits until the last masking pass of session sessionID has
+// written its spill files and persisted, and returns its error, once; nil
+// when no pass is pending. A cancelled ctx stops the wait, not the pass.
+// Settle implements processors.Settler.
+func (p *Processor) Settle(ctx context.Context, sessionID string) error {
+	p.mu.Lock()
+	j := p.pending[sessionID]
+	p.mu.Unlock()
+	if j == nil {
+		return nil
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	p.mu.Lock()
+	if p.pending[sessionID] == j {
+		delete(p.pending, sessionID)
+	}
+	p.mu.Unlock()
+	return j.err
 }
 
 // sessionResponse is a function response of the session, in event order.

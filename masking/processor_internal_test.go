@@ -2,6 +2,8 @@ package masking
 
 import (
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +82,9 @@ func TestProcessorLeavesThePendingRequest(t *testing.T) {
 	if err := p.ProcessRequest(fakeContext{ctx: t.Context()}, req); err != nil {
 		t.Fatal(err)
 	}
+	if err := p.Settle(t.Context(), "s"); err != nil {
+		t.Fatal(err)
+	}
 	if sid != "s" || len(got) != 1 || got[0].CallID != "old" {
 		t.Fatalf("persisted %q %+v, want the old response only", sid, got)
 	}
@@ -93,7 +98,81 @@ func TestProcessorLeavesThePendingRequest(t *testing.T) {
 	// A second turn over the masked view finds nothing to do.
 	called := false
 	p = NewProcessor(m, nil, func(context.Context, string, []Masked) error { called = true; return nil })
-	if err := p.ProcessRequest(fakeContext{ctx: t.Context()}, req); err != nil || called {
+	if err := p.ProcessRequest(fakeContext{ctx: t.Context()}, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Settle(t.Context(), "s"); err != nil || called {
 		t.Errorf("second pass: persist called %v (%v)", called, err)
+	}
+}
+
+// TestProcessorSettles: the request is masked at once; the spill files
+// are written, and only then is the pass persisted, in the background;
+// Settle waits for it and reports its error once, a cancelled Settle
+// leaves the pass pending, and the next request settles the previous
+// pass first.
+func TestProcessorSettles(t *testing.T) {
+	m := newTestMasker(t, Config{ProtectTokens: -1, MinPrunableTokens: -1})
+	big := func() map[string]any { return map[string]any{"output": strings.Repeat("x", 4000)} }
+	history := []*genai.Content{
+		userContent(&genai.Part{Text: "go"}),
+		{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: "a", Name: "read_file"}}}},
+		userContent(frPart("a", "read_file", big())),
+		{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: "b", Name: "read_file"}}}},
+		userContent(frPart("b", "read_file", big())),
+		userContent(&genai.Part{Text: "next"}),
+	}
+	entered, release := make(chan []bool, 1), make(chan struct{})
+	failure := errors.New("store is gone")
+	p := NewProcessor(m, nil, func(_ context.Context, _ string, masked []Masked) error {
+		var present []bool
+		for _, mk := range masked {
+			_, err := os.Stat(mk.Path)
+			present = append(present, err == nil)
+		}
+		entered <- present
+		<-release
+		return failure
+	})
+	req := &model.LLMRequest{Contents: append([]*genai.Content(nil), history...)}
+	if err := p.ProcessRequest(fakeContext{ctx: t.Context()}, req); err != nil {
+		t.Fatal(err)
+	}
+	// ProcessRequest has returned while persist is still blocked.
+	// The latest turn (b's response) is protected.
+	if !isMasked(req.Contents[2].Parts[0]) || isMasked(req.Contents[4].Parts[0]) {
+		t.Fatal("the request is not masked when ProcessRequest returns")
+	}
+	if present := <-entered; len(present) != 1 || !present[0] {
+		t.Errorf("spill files present when persisting: %v, want all", present)
+	}
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := p.Settle(cancelled, "s"); !errors.Is(err, context.Canceled) {
+		t.Errorf("Settle with a cancelled context = %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := p.Settle(t.Context(), "s"); !errors.Is(err, failure) {
+		t.Errorf("Settle = %v, want the persist error", err)
+	}
+	if err := p.Settle(t.Context(), "s"); err != nil {
+		t.Errorf("second Settle = %v, want nil: the error is reported once", err)
+	}
+
+	// The session was never persisted, so the next request masks again;
+	// the one after it reports that pass's failure before doing anything.
+	entered, release = make(chan []bool, 1), make(chan struct{})
+	close(release)
+	req = &model.LLMRequest{Contents: append([]*genai.Content(nil), history...)}
+	if err := p.ProcessRequest(fakeContext{ctx: t.Context()}, req); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	req = &model.LLMRequest{Contents: append([]*genai.Content(nil), history...)}
+	if err := p.ProcessRequest(fakeContext{ctx: t.Context()}, req); !errors.Is(err, failure) {
+		t.Errorf("next ProcessRequest = %v, want the pending pass's error", err)
+	}
+	if isMasked(req.Contents[2].Parts[0]) {
+		t.Error("a request was masked after the previous pass failed")
 	}
 }

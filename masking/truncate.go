@@ -1,10 +1,6 @@
 package masking
 
-import (
-	"fmt"
-	"os"
-	"path/filepath"
-)
+import "path/filepath"
 
 // DefaultTruncateThreshold is gemini-cli's
 // DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD, in characters.
@@ -12,17 +8,16 @@ const DefaultTruncateThreshold = 40_000
 
 // TruncateOutput is gemini-cli's per-call truncation (tool-executor.ts,
 // fileUtils.ts): text longer than threshold characters (UTF-16 code units)
-// is written whole to spillPath, creating its directory, and replaced by
-// FormatTruncated's message. Shorter text, or a threshold of 0 or less,
-// returns text unchanged and writes nothing.
+// is written whole to spillPath, creating its directory, and replaced by FormatTruncated's message. Shorter text, or a threshold of 0
+// or less, returns text unchanged and writes nothing.
 func TruncateOutput(text string, threshold int, spillPath string) (string, error) {
 	if threshold <= 0 || utf16AtMost(text, threshold) {
 		return text, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(spillPath), 0o700); err != nil {
-		return "", fmt.Errorf("masking: create spill directory: %w", err)
+	if err := mkdirSpill(filepath.Dir(spillPath)); err != nil {
+		return "", err
 	}
-	if err := writeFile(spillPath, []byte(text)); err != nil {
+	if err := writeSpill(spillPath, []byte(text)); err != nil {
 		return "", err
 	}
 	return FormatTruncated(text, spillPath, threshold), nil

@@ -24,6 +24,9 @@ import (
 type recorder struct {
 	mu   sync.Mutex
 	reqs []call
+	// afterYield, when set, runs once the consumer has taken the
+	// response: after ADK's after-model callbacks.
+	afterYield func()
 }
 
 type call struct {
@@ -44,6 +47,9 @@ func (r *recorder) GenerateContentStream(_ context.Context, m string, contents [
 		yield(&genai.GenerateContentResponse{Candidates: []*genai.Candidate{{
 			Content: genai.NewContentFromText("ok", genai.RoleModel), FinishReason: genai.FinishReasonStop,
 		}}}, nil)
+		if r.afterYield != nil {
+			r.afterYield()
+		}
 	}
 }
 
@@ -238,5 +244,90 @@ func TestChainErrorFailsTheCall(t *testing.T) {
 	}
 	if len(rec.calls()) != 0 {
 		t.Error("the model was called despite the processor's error")
+	}
+}
+
+// settler is a processor that leaves work pending on every request and
+// records, at each settle, how many model calls had been made.
+type settler struct {
+	rec     *recorder
+	mu      sync.Mutex
+	pending bool
+	log     []string
+	err     error
+}
+
+func (s *settler) Name() string { return "settler" }
+
+func (s *settler) ProcessRequest(agent.Context, *model.LLMRequest) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = true
+	s.log = append(s.log, "process")
+	return nil
+}
+
+func (s *settler) Settle(_ context.Context, sessionID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.pending {
+		return nil
+	}
+	s.pending = false
+	s.log = append(s.log, "settle after "+strings.Repeat("call ", len(s.rec.calls())))
+	return s.err
+}
+
+// TestChainSettlesAfterTheModelAnswers: the work a processor leaves
+// pending overlaps the model call and is settled on the model's first
+// response, before the run goes on; a settle error fails the call.
+func TestChainSettlesAfterTheModelAnswers(t *testing.T) {
+	rec := &recorder{}
+	s := &settler{rec: rec}
+	rec.afterYield = func() {
+		s.mu.Lock()
+		s.log = append(s.log, "response taken")
+		s.mu.Unlock()
+	}
+	runSession(t, runtime.Config{Resolver: resolver{rec}, Chain: processors.NewChain(s)})
+	want := []string{"process", "settle after call ", "response taken"}
+	if d := cmp.Diff(want, s.log); d != "" {
+		t.Errorf("settle order (-want +got):\n%s", d)
+	}
+
+	rec = &recorder{}
+	s = &settler{rec: rec, err: errors.New("disk full")}
+	evs := runSession(t, runtime.Config{Resolver: resolver{rec}, Chain: processors.NewChain(s)})
+	var msg string
+	for _, ev := range evs {
+		if ev.Type == runtime.EventError {
+			msg = ev.Error.Message
+		}
+	}
+	if !strings.Contains(msg, "request processor settler: disk full") {
+		t.Errorf("error = %q, want the settle error", msg)
+	}
+}
+
+// TestChainSettlesWhenALaterProcessorFails: the request is not sent, so
+// the earlier processor's pending work is settled before Run returns.
+func TestChainSettlesWhenALaterProcessorFails(t *testing.T) {
+	rec := &recorder{}
+	s := &settler{rec: rec, err: errors.New("disk full")}
+	bad := funcProcessor{"broken", func(*model.LLMRequest) error { return errors.New("no way") }}
+	evs := runSession(t, runtime.Config{Resolver: resolver{rec}, Chain: processors.NewChain(s, bad)})
+	var msg string
+	for _, ev := range evs {
+		if ev.Type == runtime.EventError {
+			msg = ev.Error.Message
+		}
+	}
+	for _, part := range []string{"request processor broken: no way", "request processor settler: disk full"} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("error = %q, want it to hold %q", msg, part)
+		}
+	}
+	if d := cmp.Diff([]string{"process", "settle after "}, s.log); d != "" {
+		t.Errorf("settle order (-want +got):\n%s", d)
 	}
 }

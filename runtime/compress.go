@@ -75,6 +75,10 @@ type compressor struct {
 	now       func() time.Time
 	newID     func() string
 	log       *slog.Logger
+	// settle waits for the processor chain's background work on a
+	// session (masking persisting its previous pass), so that a rewrite
+	// never races it; nil without a chain.
+	settle func(ctx context.Context, sessionID string) error
 
 	mu sync.Mutex
 	// lastPrompt is gemini-cli's lastPromptTokenCount: the prompt tokens
@@ -118,6 +122,11 @@ func (c *compressor) before(ctx agent.Context, req *model.LLMRequest) (*model.LL
 	c.mu.Unlock()
 	if below {
 		return nil, nil
+	}
+	if c.settle != nil {
+		if err := c.settle(ctx, ctx.SessionID()); err != nil {
+			return nil, err
+		}
 	}
 	sess, err := c.cfg.Store.Live(ctx, c.app, c.user, ctx.SessionID())
 	if err != nil {

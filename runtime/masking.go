@@ -13,7 +13,8 @@ import (
 
 // persistMasked writes masked function responses back into the stored
 // session: every event holding a masked call's response gets a new content
-// with that response replaced, written through the store. The request the
+// with that response replaced, written through the store in one
+// transaction. The request the
 // masking processor rewrote is a copy, so without this the next turn, a
 // resumed session and the store would all see the full output again.
 func persistMasked(store *sessions.Store, app, user string) masking.Persist {
@@ -27,6 +28,7 @@ func persistMasked(store *sessions.Store, app, user string) masking.Persist {
 			byID[m.CallID] = m
 		}
 		evs := sess.Events()
+		contents := map[string]*genai.Content{}
 		// Newest first: masked responses are old, but the scan stops as
 		// soon as every one is found.
 		for i := evs.Len() - 1; i >= 0 && len(byID) > 0; i-- {
@@ -56,10 +58,11 @@ func persistMasked(store *sessions.Store, app, user string) masking.Persist {
 				delete(byID, m.CallID)
 			}
 			if content != nil {
-				if err := store.ReplaceEventContent(ctx, app, user, sessionID, ev.ID, content); err != nil {
-					return fmt.Errorf("persist masked outputs: %w", err)
-				}
+				contents[ev.ID] = content
 			}
+		}
+		if err := store.ReplaceEventContents(ctx, app, user, sessionID, contents); err != nil {
+			return fmt.Errorf("persist masked outputs: %w", err)
 		}
 		return nil
 	}

@@ -177,6 +177,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			tempDir: cfg.TempDir, call: dispatch.Call, now: sc.now, newID: sc.newID, log: log,
 			model: activeModel,
 		}
+		if cfg.Chain != nil {
+			comp.settle = cfg.Chain.Settle
+		}
 		compress = comp
 		p, err := comp.plugin()
 		if err != nil {
@@ -217,7 +220,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{
-		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress,
+		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress, chain: cfg.Chain,
 		baseCtx: base, baseCancel: cancel,
 		streams: map[string]*stream{}, subs: map[uint64]func(Event){},
 	}, nil

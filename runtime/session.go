@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
@@ -30,8 +31,9 @@ type Session struct {
 	svc      session.Service
 	dispatch *Dispatcher
 	log      *slog.Logger
-	rec      *recorder   // nil without a transcript
-	compress *compressor // nil without compression
+	rec      *recorder         // nil without a transcript
+	compress *compressor       // nil without compression
+	chain    *processors.Chain // nil without request processors
 
 	baseCtx    context.Context
 	baseCancel context.CancelCauseFunc
@@ -374,7 +376,22 @@ func (s *Session) run(st *stream) {
 			s.rec.event(ev)
 		}
 	}
+	s.settle()
 	s.finish(st, ss, tr, runErr)
+}
+
+// settle waits for the processor chain's background work: a run that
+// ends, even aborted, leaves the session, the spill files and the
+// transcript in step before the next prompt, a rewind or an exit. The
+// chain has settled after the last model call in the usual case; an error
+// here is one nothing else reported.
+func (s *Session) settle() {
+	if s.chain == nil {
+		return
+	}
+	if err := s.chain.Settle(context.WithoutCancel(s.baseCtx), s.cfg.sessionID); err != nil {
+		s.log.Error("request processors: background work failed; the next model call retries it", "session", s.cfg.sessionID, "err", err)
+	}
 }
 
 // finish closes unanswered tool calls and emits the stream's last events.

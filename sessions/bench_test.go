@@ -93,3 +93,48 @@ func BenchmarkGetLive1000(b *testing.B) {
 		}
 	}
 }
+
+// benchReplace replaces the content of 1,000 of a 2,000-event session's
+// events, as a long session's first masking pass does, with replace.
+func benchReplace(b *testing.B, replace func(ctx context.Context, s *Store, contents map[string]*genai.Content) error) {
+	ctx := context.Background()
+	s := sqliteBackend(b).open(b)
+	resp, err := s.Create(ctx, &session.CreateRequest{AppName: testApp, UserID: testUser, SessionID: "big"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 2000 {
+		if err := s.AppendEvent(ctx, resp.Session, benchEvent(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	contents := map[string]*genai.Content{}
+	for i := 0; i < 2000; i += 2 {
+		contents[fmt.Sprintf("ev-%08d", i)] = genai.NewContentFromText("<tool_output_masked>…</tool_output_masked>", genai.RoleUser)
+	}
+	for b.Loop() {
+		if err := replace(ctx, s, contents); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReplace1000Batched: ReplaceEventContents, one transaction.
+func BenchmarkReplace1000Batched(b *testing.B) {
+	benchReplace(b, func(ctx context.Context, s *Store, contents map[string]*genai.Content) error {
+		return s.ReplaceEventContents(ctx, testApp, testUser, "big", contents)
+	})
+}
+
+// BenchmarkReplace1000OneByOne: ReplaceEventContent per event, the
+// baseline the batch is measured against.
+func BenchmarkReplace1000OneByOne(b *testing.B) {
+	benchReplace(b, func(ctx context.Context, s *Store, contents map[string]*genai.Content) error {
+		for id, c := range contents {
+			if err := s.ReplaceEventContent(ctx, testApp, testUser, "big", id, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

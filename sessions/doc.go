@@ -14,7 +14,8 @@
 //     every later turn, and AppendEvent on it appends once.
 //   - Filtered Gets (NumRecentEvents, After) and List return copies.
 //   - ReplaceEventContent replaces an event's content in the live object
-//     and in storage, in one statement.
+//     and in storage, in one statement; ReplaceEventContents replaces
+//     several in one transaction, all or none.
 //   - Live returns the live object to code inside a run (a request
 //     processor): in ADK v2.2 a callback's context has no Session.
 //

@@ -422,6 +422,20 @@ func (s *Store) lockShared(ctx context.Context, st *sharedState) (*sharedState, 
 // old one, which is not changed, so a reader holding it never races the
 // replacement. An unknown session or event is ErrNotFound.
 func (s *Store) ReplaceEventContent(ctx context.Context, appName, userID, sessionID, eventID string, content *genai.Content) error {
+	return s.ReplaceEventContents(ctx, appName, userID, sessionID, map[string]*genai.Content{eventID: content})
+}
+
+// ReplaceEventContents replaces the contents of several events of a
+// session, keyed by event id, as ReplaceEventContent does one: in the
+// live object and in storage, in one transaction, so either all are
+// replaced or, on any error, none. An unknown session or event is
+// ErrNotFound. Masking replaces hundreds of responses at once on a long
+// session's first pass; one transaction and one copy of the event slice
+// keep that to milliseconds.
+func (s *Store) ReplaceEventContents(ctx context.Context, appName, userID, sessionID string, contents map[string]*genai.Content) error {
+	if len(contents) == 0 {
+		return nil
+	}
 	k := key{appName, userID, sessionID}
 	e, err := s.lock(ctx, k)
 	if err != nil {
@@ -433,34 +447,59 @@ func (s *Store) ReplaceEventContent(ctx context.Context, appName, userID, sessio
 			return fmt.Errorf("sessions: replace content: %w", err)
 		}
 	}
+	type replacement struct {
+		i    int
+		ev   *session.Event
+		data string
+	}
+	repl := make([]replacement, 0, len(contents))
 	e.mu.RLock()
-	i, ok := e.idx[eventID]
-	var old *session.Event
-	if ok {
-		old = e.events[i]
+	for id, content := range contents {
+		i, ok := e.idx[id]
+		if !ok {
+			e.mu.RUnlock()
+			return fmt.Errorf("sessions: replace content: event %s of session %s: %w", id, k, ErrNotFound)
+		}
+		nev := *e.events[i]
+		nev.LLMResponse.Content = content
+		repl = append(repl, replacement{i: i, ev: &nev})
 	}
 	e.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("sessions: replace content: event %s of session %s: %w", eventID, k, ErrNotFound)
+	for j := range repl {
+		data, err := json.Marshal(repl[j].ev)
+		if err != nil {
+			return fmt.Errorf("sessions: replace content of event %s: encode: %w", repl[j].ev.ID, err)
+		}
+		repl[j].data = string(data)
 	}
-	nev := *old
-	nev.LLMResponse.Content = content
-	data, err := json.Marshal(&nev)
+	write := func(tx *sql.Tx) error {
+		for _, r := range repl {
+			res, err := s.exec(ctx, tx, updateEventData, k.app, k.user, k.id, r.ev.ID, r.data)
+			if err != nil {
+				return fmt.Errorf("event %s: %w", r.ev.ID, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("event %s: %w", r.ev.ID, err)
+			} else if n == 0 {
+				return fmt.Errorf("event %s of session %s is not stored: %w", r.ev.ID, k, ErrNotFound)
+			}
+		}
+		return nil
+	}
+	if len(repl) == 1 {
+		// One statement is its own transaction.
+		err = write(nil)
+	} else {
+		err = s.inTx(ctx, write)
+	}
 	if err != nil {
-		return fmt.Errorf("sessions: replace content of event %s: encode: %w", eventID, err)
-	}
-	res, err := s.exec(ctx, nil, updateEventData, k.app, k.user, k.id, eventID, string(data))
-	if err != nil {
-		return fmt.Errorf("sessions: replace content of event %s: %w", eventID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sessions: replace content of event %s: %w", eventID, err)
-	} else if n == 0 {
-		return fmt.Errorf("sessions: replace content: event %s of session %s is not stored: %w", eventID, k, ErrNotFound)
+		return fmt.Errorf("sessions: replace content: %w", err)
 	}
 	e.mu.Lock()
 	evs := slices.Clone(e.events)
-	evs[i] = &nev
+	for _, r := range repl {
+		evs[r.i] = r.ev
+	}
 	e.events = evs
 	e.mu.Unlock()
 	return nil

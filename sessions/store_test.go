@@ -186,6 +186,49 @@ func TestAppendToCopy(t *testing.T) {
 	})
 }
 
+// TestReplaceEventContents: several replacements land together, in the
+// live object and in storage; one unknown event id leaves every event as
+// it was.
+func TestReplaceEventContents(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		s := b.open(t)
+		live := create(t, s, "s1", nil)
+		for i := range 4 {
+			appendEv(t, s, live, textEvent(fmt.Sprintf("e%d", i), fmt.Sprintf("text %d", i)))
+		}
+		before := live.Events().At(0)
+		bad := map[string]*genai.Content{
+			"e1":      genai.NewContentFromText("one", genai.RoleModel),
+			"missing": genai.NewContentFromText("none", genai.RoleModel),
+		}
+		if err := s.ReplaceEventContents(ctx, testApp, testUser, "s1", bad); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("ReplaceEventContents with an unknown event = %v, want ErrNotFound", err)
+		}
+		if got := live.Events().At(1).Content.Parts[0].Text; got != "text 1" {
+			t.Errorf("after a refused batch event 1 is %q, want it unchanged", got)
+		}
+		want := map[string]*genai.Content{
+			"e1": genai.NewContentFromText("one", genai.RoleModel),
+			"e3": genai.NewContentFromText("three", genai.RoleModel),
+		}
+		if err := s.ReplaceEventContents(ctx, testApp, testUser, "s1", want); err != nil {
+			t.Fatalf("ReplaceEventContents: %v", err)
+		}
+		if live.Events().At(0) != before {
+			t.Errorf("an event outside the batch was replaced")
+		}
+		for _, st := range []*Store{s, b.open(t)} {
+			got := get(t, st, "s1")
+			for i, text := range []string{"text 0", "one", "text 2", "three"} {
+				if g := got.Events().At(i).Content.Parts[0].Text; g != text {
+					t.Errorf("event %d is %q, want %q", i, g, text)
+				}
+			}
+		}
+	})
+}
+
 // TestReplaceEventContent: the replacement is in the live object at once
 // and in storage after a reopen; unknown sessions and events are
 // ErrNotFound.
