@@ -90,17 +90,29 @@ func Rewind(ctx context.Context, svc session.Service, sessionID, messageID strin
 // stream runs, and emits session_update so drivers refresh their view.
 func (s *Session) Rewind(ctx context.Context, messageID string) (RewindResult, error) {
 	s.mu.Lock()
+	for s.running {
+		// A stream that has emitted its agent_end is over; its goroutine
+		// is only returning, so wait for that rather than report busy.
+		if len(s.queue) > 0 || s.active == nil || !s.active.ended {
+			s.mu.Unlock()
+			return RewindResult{}, fmt.Errorf("%w: wait for the running prompt to end, or abort it, before rewinding", ErrBusy)
+		}
+		idle := s.idle
+		s.mu.Unlock()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return RewindResult{}, context.Cause(ctx)
+		}
+		s.mu.Lock()
+	}
 	if s.closed {
 		s.mu.Unlock()
 		return RewindResult{}, ErrClosed
 	}
-	if s.running {
-		s.mu.Unlock()
-		return RewindResult{}, fmt.Errorf("%w: wait for the running prompt to end, or abort it, before rewinding", ErrBusy)
-	}
 	// The rewind takes the place of a stream: a Send meanwhile is queued
 	// and starts when the rewind is done.
-	s.running = true
+	s.setRunning()
 	s.drained.Add(1)
 	s.mu.Unlock()
 	defer func() {
@@ -110,7 +122,7 @@ func (s *Session) Rewind(ctx context.Context, messageID string) (RewindResult, e
 			go s.drain()
 			return
 		}
-		s.running = false
+		s.setIdle()
 		s.mu.Unlock()
 		s.drained.Done()
 	}()

@@ -38,10 +38,13 @@ type Session struct {
 	baseCtx    context.Context
 	baseCancel context.CancelCauseFunc
 
-	mu          sync.Mutex // guards the fields below
-	queue       []*stream
-	active      *stream
-	running     bool
+	mu      sync.Mutex // guards the fields below
+	queue   []*stream
+	active  *stream
+	running bool
+	// idle is closed when running turns false; a new one is made each
+	// time it turns true.
+	idle        chan struct{}
 	closed      bool
 	streams     map[string]*stream
 	initialized bool
@@ -68,6 +71,9 @@ type stream struct {
 	cancel  context.CancelCauseFunc
 	counter int     // next event number; guarded by Session.emitMu
 	events  []Event // this stream's events; guarded by Session.logMu
+	// ended is set when the run is over and only its last events remain
+	// to be emitted; guarded by Session.mu.
+	ended bool
 	// sent is closed when Send has finished with the stream, so none of
 	// the stream's events is emitted before Send returns its id.
 	sent chan struct{}
@@ -119,11 +125,24 @@ func (s *Session) Send(ctx context.Context, p Send) (string, error) {
 	s.streams[st.id] = st
 	s.queue = append(s.queue, st)
 	if !s.running {
-		s.running = true
+		s.setRunning()
 		s.drained.Add(1)
 		go s.drain()
 	}
 	return st.id, nil
+}
+
+// setRunning marks the session running; s.mu is held.
+func (s *Session) setRunning() {
+	s.running = true
+	s.idle = make(chan struct{})
+}
+
+// setIdle marks the session idle and wakes those waiting for it; s.mu is
+// held.
+func (s *Session) setIdle() {
+	s.running = false
+	close(s.idle)
 }
 
 // drain runs queued streams until the queue is empty.
@@ -132,7 +151,7 @@ func (s *Session) drain() {
 	for {
 		s.mu.Lock()
 		if len(s.queue) == 0 {
-			s.running = false
+			s.setIdle()
 			s.active = nil
 			s.mu.Unlock()
 			return
@@ -396,6 +415,11 @@ func (s *Session) settle() {
 
 // finish closes unanswered tool calls and emits the stream's last events.
 func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr error) {
+	// From here on the stream only reports: a Rewind after its agent_end
+	// waits for it rather than failing as busy.
+	s.mu.Lock()
+	st.ended = true
+	s.mu.Unlock()
 	cause := context.Cause(st.ctx)
 	// Only a cut-off run can leave a call unanswered: ADK answers every
 	// call before a run ends on its own.
