@@ -46,6 +46,20 @@ func checkValue(key string, v any) string {
 		if f := v.(float64); f <= 0 {
 			return "a number above 0 (a fraction of the context window, such as 0.5; above 1 turns automatic compression off)"
 		}
+	case "model.loopDetection.toolCallThreshold", "model.loopDetection.contentThreshold":
+		if v.(int) < 2 {
+			return "an integer >= 2"
+		}
+	case "model.loopDetection.llmCheckAfterTurns":
+		if v.(int) < 0 {
+			return "an integer >= 0 (0 never asks the model)"
+		}
+	case "telemetry.otlpProtocol":
+		switch v.(string) {
+		case "grpc", "http":
+		default:
+			return "one of grpc, http"
+		}
 	case "tools.shell.timeoutSeconds", "context.maxDirectoryItems":
 		if v.(int) < 0 {
 			return "an integer >= 0"

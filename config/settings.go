@@ -32,6 +32,14 @@ type Settings struct {
 	OpenAI   OpenAISettings   `json:"openai"`
 	Output   OutputSettings   `json:"output"`
 	Session  SessionSettings  `json:"session"`
+	// Hooks are command hooks by event name (BeforeTool, AfterModel, …),
+	// run only in trusted workspaces.
+	Hooks       map[string][]HookDefinition `json:"hooks"`
+	HooksConfig HooksConfigSettings         `json:"hooksConfig"`
+	Telemetry   TelemetrySettings           `json:"telemetry"`
+	// MCPServers are MCP servers by name, connected only in trusted
+	// workspaces.
+	MCPServers map[string]MCPServerSettings `json:"mcpServers"`
 
 	// Workspace is the absolute, symlink-resolved workspace directory.
 	Workspace string `json:"-"`
@@ -81,6 +89,10 @@ type ModelSettings struct {
 	// compression model for a Gemini chat model and the chat model itself
 	// for any other backend.
 	CompressionModel string `json:"compressionModel"`
+	// DisableLoopDetection is gemini-cli's model.disableLoopDetection.
+	DisableLoopDetection bool `json:"disableLoopDetection"`
+	// LoopDetection tunes loop detection.
+	LoopDetection LoopDetectionSettings `json:"loopDetection"`
 }
 
 // ModelPolicySettings are one entry of a fallback chain.
@@ -234,11 +246,14 @@ type Credentials struct {
 func Defaults() Settings {
 	return Settings{
 		Model: ModelSettings{Name: DefaultModel, MaxSessionTurns: -1, CompressionThreshold: 0.5,
-			Routing: RoutingSettings{NumericalRouting: true, PlanRouting: true}},
-		General: GeneralSettings{DefaultApprovalMode: ApprovalDefault, MaxAttempts: 10},
-		Tools:   ToolsSettings{Shell: ShellSettings{TimeoutSeconds: 600}},
-		Context: ContextSettings{FileName: []string{"AGENTRY.md", "GEMINI.md"}, MaxDirectoryItems: 200},
-		Output:  OutputSettings{Format: "text"},
-		Session: SessionSettings{Store: SessionStoreSQLite},
+			Routing:       RoutingSettings{NumericalRouting: true, PlanRouting: true},
+			LoopDetection: LoopDetectionSettings{ToolCallThreshold: 5, ContentThreshold: 10, LLMCheckAfterTurns: 30}},
+		General:     GeneralSettings{DefaultApprovalMode: ApprovalDefault, MaxAttempts: 10},
+		Tools:       ToolsSettings{Shell: ShellSettings{TimeoutSeconds: 600}},
+		Context:     ContextSettings{FileName: []string{"AGENTRY.md", "GEMINI.md"}, MaxDirectoryItems: 200},
+		Output:      OutputSettings{Format: "text"},
+		Session:     SessionSettings{Store: SessionStoreSQLite},
+		HooksConfig: HooksConfigSettings{Enabled: true, Notifications: true},
+		Telemetry:   TelemetrySettings{OTLPProtocol: "grpc"},
 	}
 }

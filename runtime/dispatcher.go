@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/telemetry"
 )
 
 // Metadata keys the dispatcher sets on every complete model response, for the
@@ -63,6 +64,7 @@ type Dispatcher struct {
 	routes   *routing.Service
 	retry    RetryConfig
 	log      *slog.Logger
+	tel      *telemetry.Telemetry // nil: no telemetry
 
 	mu    sync.RWMutex
 	model string
@@ -81,6 +83,9 @@ type DispatcherConfig struct {
 	Retry RetryConfig
 	// Logger receives retry diagnostics; nil is slog.Default().
 	Logger *slog.Logger
+	// Telemetry records a span per model call (named after the routed
+	// model, with tokens, retries and fallbacks); nil records nothing.
+	Telemetry *telemetry.Telemetry
 }
 
 // NewDispatcher returns a dispatcher whose configured model is modelName,
@@ -91,7 +96,7 @@ func NewDispatcher(resolver ModelResolver, modelName string) *Dispatcher {
 
 // NewDispatcherWith returns a dispatcher for cfg.
 func NewDispatcherWith(cfg DispatcherConfig) *Dispatcher {
-	d := &Dispatcher{resolver: cfg.Resolver, routes: cfg.Routing, retry: cfg.Retry.withDefaults(), log: cfg.Logger, model: cfg.Model}
+	d := &Dispatcher{resolver: cfg.Resolver, routes: cfg.Routing, retry: cfg.Retry.withDefaults(), log: cfg.Logger, model: cfg.Model, tel: cfg.Telemetry}
 	if d.log == nil {
 		d.log = slog.Default()
 	}
@@ -157,7 +162,7 @@ func (d *Dispatcher) Call(ctx context.Context, req *model.LLMRequest) (*model.LL
 
 // generate runs the retry loop around one model call. chat calls may fall
 // back and announce model changes on the stream; utility calls do neither.
-func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream, chat bool, yield func(*model.LLMResponse) bool) error {
+func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream, chat bool, yield func(*model.LLMResponse) bool) (err error) {
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
@@ -168,6 +173,31 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 		activeBefore = routes.ActiveModel()
 		sel := routes.Select(req)
 		maxAttempts = sel.MaxAttempts
+	}
+	if d.tel != nil {
+		// The span is named after the routed model; a fallback renames it.
+		var mc *telemetry.ModelCall
+		ctx, mc = d.tel.StartModelCall(ctx, req.Model)
+		var usage *genai.GenerateContentResponseUsageMetadata
+		inner := yield
+		yield = func(r *model.LLMResponse) bool {
+			if r != nil && r.UsageMetadata != nil {
+				usage = r.UsageMetadata
+			}
+			return inner(r)
+		}
+		defer func() {
+			var in, out, cached int
+			if usage != nil {
+				in, out, cached = int(usage.PromptTokenCount), int(usage.CandidatesTokenCount), int(usage.CachedContentTokenCount)
+			}
+			if errors.Is(err, errConsumerGone) {
+				mc.End(in, out, cached, nil)
+				return
+			}
+			mc.End(in, out, cached, err)
+		}()
+		ctx = withModelCall(ctx, mc)
 	}
 	ss := streamStateFrom(ctx)
 	if chat {
@@ -202,6 +232,7 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 		maxAttempts = sel.MaxAttempts
 		attempt, capacityFailures = 0, 0
 		bo.now()
+		modelCallFrom(ctx).Fallback(failed, req.Model)
 		d.fellBack(ss, failed, req.Model, fb)
 		return nil
 	}
@@ -227,6 +258,7 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 	}
 	notify := func(err error, delay time.Duration) {
 		d.log.Debug("model call failed; retrying", "model", req.Model, "attempt", attempt, "delay", delay, "err", err)
+		modelCallFrom(ctx).Retry(attempt, retryReason(err))
 		if chat && delay > 0 {
 			d.emitCustom(ss, CustomModelRetry, map[string]any{
 				"model": req.Model, "attempt": attempt, "maxAttempts": maxAttempts,
@@ -238,7 +270,7 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 	if d.retry.NewTimer != nil {
 		timer = d.retry.NewTimer()
 	}
-	err := backoff.RetryNotifyWithTimer(op, backoff.WithContext(bo, ctx), notify, timer)
+	err = backoff.RetryNotifyWithTimer(op, backoff.WithContext(bo, ctx), notify, timer)
 	if err == nil || errors.Is(err, errConsumerGone) {
 		return err
 	}
@@ -440,3 +472,35 @@ func cloneRequest(contents []*genai.Content, cfg *genai.GenerateContentConfig) (
 }
 
 var _ model.LLM = (*Dispatcher)(nil)
+
+type modelCallKey struct{}
+
+// withModelCall carries a model call's telemetry to the retry loop's
+// callbacks.
+func withModelCall(ctx context.Context, mc *telemetry.ModelCall) context.Context {
+	return context.WithValue(ctx, modelCallKey{}, mc)
+}
+
+// modelCallFrom returns the model call's telemetry; nil (a no-op) without.
+func modelCallFrom(ctx context.Context) *telemetry.ModelCall {
+	mc, _ := ctx.Value(modelCallKey{}).(*telemetry.ModelCall)
+	return mc
+}
+
+// retryReason is a short category of a failed attempt, for a metric
+// attribute (never the error's text).
+func retryReason(err error) string {
+	cerr := llm.Classify(err)
+	var (
+		retryable *llm.RetryableQuotaError
+		terminal  *llm.TerminalQuotaError
+	)
+	switch {
+	case errors.As(cerr, &retryable), errors.As(cerr, &terminal):
+		return "rate_limit"
+	}
+	if status, ok := llm.HTTPStatus(err); ok && status >= 500 {
+		return "server_error"
+	}
+	return "network"
+}

@@ -71,6 +71,7 @@ var errorClasses = []errorClass{
 	{is(llm.ErrReplayExhausted), statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},
 	{is(llm.ErrReplayMismatch), statusFailedPrecond, "ReplayMismatchError", ExitGeneric},
 	{is(ErrMaxTurns), statusExhausted, "FatalTurnLimitedError", ExitTurnLimit},
+	{is(ErrLoopDetected), statusInternal, "LoopDetectedError", ExitOK},
 	{is(ErrAborted), statusCancelled, "FatalCancellationError", ExitCancelled},
 	{is(context.Canceled), statusCancelled, "FatalCancellationError", ExitCancelled},
 	{as[*llm.TerminalQuotaError](), "", "TerminalQuotaError", ExitGeneric},

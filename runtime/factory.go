@@ -14,11 +14,13 @@ import (
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/version"
+	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/sessions"
+	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
 )
@@ -47,6 +49,9 @@ type Options struct {
 	SessionService session.Service
 	// Plugins run after the processor chain.
 	Plugins []*plugin.Plugin
+	// Telemetry, when set, is shared by the session and not shut down with
+	// it; nil makes the session its own from the telemetry settings.
+	Telemetry *telemetry.Telemetry
 	// PreCompress is the PreCompress hook point, run before every
 	// compression attempt (see CompressionConfig).
 	PreCompress func(ctx context.Context, trigger string) error
@@ -203,19 +208,36 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	if resolver == nil {
 		resolver = NewResolver(s, opts.Record, opts.HTTPClient)
 	}
+	tel, closeTel, err := sessionTelemetry(ctx, s, opts)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	var loop *LoopConfig
+	if !s.Model.DisableLoopDetection {
+		ld := s.Model.LoopDetection
+		loop = &LoopConfig{Detector: loopdetect.Config{
+			ToolCallThreshold:  ld.ToolCallThreshold,
+			ContentThreshold:   ld.ContentThreshold,
+			LLMCheckAfterTurns: ld.LLMCheckAfterTurns,
+			DisableLLMCheck:    ld.LLMCheckAfterTurns == 0,
+		}}
+	}
 	sess, err = New(ctx, Config{
-		AppName:     appName,
-		UserID:      userID,
-		SessionID:   sessionID,
-		TempDir:     s.TempDir(),
-		Workspace:   ws.Root(),
-		Model:       s.Model.Name,
-		Resolver:    resolver,
-		Routing:     routes,
-		Retry:       opts.Retry,
-		Instruction: SystemPrompt,
-		Chain:       chain,
-		Compression: compress,
+		AppName:       appName,
+		UserID:        userID,
+		SessionID:     sessionID,
+		TempDir:       s.TempDir(),
+		Workspace:     ws.Root(),
+		Model:         s.Model.Name,
+		Resolver:      resolver,
+		Routing:       routes,
+		Retry:         opts.Retry,
+		Instruction:   SystemPrompt,
+		Chain:         chain,
+		Compression:   compress,
+		LoopDetection: loop,
+		Telemetry:     tel,
 		Transcript: &TranscriptConfig{
 			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
 		},
@@ -228,10 +250,11 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Now:            opts.Now,
 		NewID:          opts.NewID,
 		Logger:         opts.Logger,
-		OnClose:        []func() error{set.Close},
+		OnClose:        []func() error{set.Close, closeTel},
 	})
 	if err != nil {
 		set.Close()
+		closeTel()
 		return nil, err
 	}
 	return sess, nil
@@ -299,4 +322,34 @@ func NewRouting(s *config.Settings, avail *routing.Availability, handler routing
 		MaxAttempts:  s.General.MaxAttempts,
 		Logger:       log,
 	})
+}
+
+// sessionTelemetry returns the telemetry of a session: the shared one of
+// opts, or one made from the settings (nil when off) with the function
+// that flushes and closes it.
+func sessionTelemetry(ctx context.Context, s *config.Settings, opts Options) (*telemetry.Telemetry, func() error, error) {
+	none := func() error { return nil }
+	if opts.Telemetry != nil || !s.Telemetry.Enabled {
+		return opts.Telemetry, none, nil
+	}
+	cfg := telemetry.Config{Endpoint: s.Telemetry.OTLPEndpoint, File: s.Telemetry.Outfile, Logger: opts.Logger}
+	switch {
+	case s.Telemetry.Outfile != "":
+		cfg.Exporter = telemetry.ExporterFile
+	case s.Telemetry.OTLPProtocol == "http":
+		cfg.Exporter = telemetry.ExporterOTLPHTTP
+	default:
+		cfg.Exporter = telemetry.ExporterOTLPGRPC
+	}
+	tel, err := telemetry.New(ctx, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: settings telemetry: %w", ErrSetup, err)
+	}
+	return tel, func() error {
+		// Flushing is bounded: an unreachable collector must not hold up
+		// the exit.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return tel.Shutdown(ctx)
+	}, nil
 }

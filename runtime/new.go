@@ -18,6 +18,7 @@ import (
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -64,8 +65,16 @@ type Config struct {
 	// Transcript, when set, records the conversation in gemini-cli's
 	// ConversationRecord shape.
 	Transcript *TranscriptConfig
-	// Plugins run after the processor chain and the session's own guard:
-	// hooks, loop detection, telemetry.
+	// Telemetry, when set, records spans and metrics of runs, model calls
+	// and tool calls. The session does not shut it down: it may serve
+	// several sessions.
+	Telemetry *telemetry.Telemetry
+	// LoopDetection, when set, runs gemini-cli's loop detection after the
+	// session's guard: a first loop in a prompt gets a recovery turn, a
+	// second ends the stream with a LOOP_DETECTED warning.
+	LoopDetection *LoopConfig
+	// Plugins run after the processor chain, the session's own guard and
+	// loop detection: hooks, telemetry.
 	Plugins []*plugin.Plugin
 	// MaxTurns bounds the model calls of one stream; 0 or less is unlimited.
 	MaxTurns int
@@ -126,6 +135,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	dispatch := NewDispatcherWith(DispatcherConfig{
 		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
+		Telemetry: cfg.Telemetry,
 	})
 	limit := newOutputLimit(cfg.TruncateThreshold, cfg.TempDir, sc.sessionID, cfg.Logger)
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
@@ -134,7 +144,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
 		}
 		sc.tools[t.Name()] = t
-		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit})
+		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry})
 	}
 	instruction := cfg.Instruction
 	ag, err := llmagent.New(llmagent.Config{
@@ -199,6 +209,14 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}
 	plugins = append(plugins, guard)
+	if cfg.LoopDetection != nil {
+		lg := &loopGuard{cfg: *cfg.LoopDetection, call: dispatch.Call, model: activeModel}
+		p, err := lg.plugin()
+		if err != nil {
+			return nil, fmt.Errorf("runtime: loop detection: %w", err)
+		}
+		plugins = append(plugins, p)
+	}
 	plugins = append(plugins, cfg.Plugins...)
 	svc := cfg.SessionService
 	if svc == nil {
@@ -221,6 +239,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{
 		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress, chain: cfg.Chain,
+		tel:     cfg.Telemetry,
 		baseCtx: base, baseCancel: cancel,
 		streams: map[string]*stream{}, subs: map[uint64]func(Event){},
 	}, nil

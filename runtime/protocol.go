@@ -67,6 +67,9 @@ var (
 	ErrAborted = errors.New("aborted")
 	// ErrMaxTurns is the cause of a stream stopped at its model-call limit.
 	ErrMaxTurns = errors.New("maximum session turns exceeded")
+	// ErrLoopDetected is the cause of a stream stopped by a second loop
+	// detection in one prompt. The session stays usable.
+	ErrLoopDetected = errors.New("loop detected")
 	// ErrClosed reports a call on a closed session.
 	ErrClosed = errors.New("session closed")
 	// ErrInvalidSend reports a malformed Send payload.

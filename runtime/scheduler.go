@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/v2/tool/toolutils"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -28,6 +29,7 @@ type scheduledTool struct {
 	policy   *Policy
 	approver Approver
 	limit    *outputLimit
+	tel      *telemetry.Telemetry // nil: no telemetry
 }
 
 var _ tool.Tool = (*scheduledTool)(nil)
@@ -45,10 +47,25 @@ func (st *scheduledTool) ProcessRequest(_ agent.Context, req *model.LLMRequest) 
 }
 
 // Run schedules one call.
-func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (map[string]any, error) {
+func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]any, err error) {
 	ss := streamStateFrom(ctx)
 	callID := ctx.FunctionCallID()
 	info := &callInfo{tool: st.t}
+	execCtx := context.Context(ctx)
+	if st.tel != nil {
+		var tc *telemetry.ToolCall
+		execCtx, tc = st.tel.StartToolCall(ctx, st.t.Name(), callID)
+		defer func() {
+			status := "success"
+			switch {
+			case info.errType == tools.ErrCancelled:
+				status = "cancelled"
+			case err != nil:
+				status = "error"
+			}
+			tc.End(status, err)
+		}()
+	}
 	if ss != nil {
 		ss.setCall(callID, info)
 	}
@@ -108,7 +125,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (map[string]any, er
 		call.Output = func(chunk string) { ss.toolOutput(callID, chunk) }
 	}
 	start := time.Now()
-	res, err := st.t.Execute(ctx, call)
+	res, err := st.t.Execute(execCtx, call)
 	info.durationMs = time.Since(start).Milliseconds()
 	if err != nil {
 		info.errType = tools.TypeOf(err)

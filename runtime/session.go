@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
+	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
 )
@@ -34,6 +35,7 @@ type Session struct {
 	rec      *recorder         // nil without a transcript
 	compress *compressor       // nil without compression
 	chain    *processors.Chain // nil without request processors
+	tel      *telemetry.Telemetry
 
 	baseCtx    context.Context
 	baseCancel context.CancelCauseFunc
@@ -355,6 +357,11 @@ func (s *Session) run(st *stream) {
 
 	ss := &streamState{session: s, stream: st, maxTurns: s.cfg.maxTurns}
 	ctx := withStreamState(st.ctx, ss)
+	if s.tel != nil {
+		var span *telemetry.Run
+		ctx, span = s.tel.StartRun(ctx, s.cfg.sessionID, st.id)
+		ss.runSpan = span
+	}
 
 	modelName := s.dispatch.Model()
 	target, err := s.cfg.resolver.Resolve(ctx, modelName)
@@ -383,17 +390,40 @@ func (s *Session) run(st *stream) {
 	})
 	tr := newTranslator(s, st, ss)
 	var runErr error
-	for ev, err := range s.runner.Run(ctx, s.cfg.userID, s.cfg.sessionID, st.content, agent.RunConfig{StreamingMode: agent.StreamingModeSSE}) {
-		if err != nil {
-			if runErr == nil {
-				runErr = err
+	content := st.content
+	for {
+		// Each invocation has its own context, so that a first loop
+		// detection can stop it and go on with a recovery turn while the
+		// stream (and an Abort of it) carries on.
+		invCtx, invCancel := context.WithCancelCause(ctx)
+		ss.setInvocation(invCancel)
+		runErr = nil
+		for ev, err := range s.runner.Run(invCtx, s.cfg.userID, s.cfg.sessionID, content, agent.RunConfig{StreamingMode: agent.StreamingModeSSE}) {
+			if err != nil {
+				if runErr == nil {
+					runErr = err
+				}
+				continue
 			}
-			continue
+			tr.translate(ev)
+			if s.rec != nil {
+				s.rec.event(ev)
+			}
 		}
-		tr.translate(ev)
-		if s.rec != nil {
-			s.rec.event(ev)
+		var recovery *loopRecovery
+		recovering := errors.As(context.Cause(invCtx), &recovery) && context.Cause(ctx) == nil
+		invCancel(nil)
+		if !recovering {
+			break
 		}
+		s.settle()
+		s.closeDanglingCalls(st, tr, recovery, nil)
+		ss.mu.Lock()
+		if ss.loop != nil {
+			ss.loop.ClearDetection()
+		}
+		ss.mu.Unlock()
+		content = recovery.feedback()
 	}
 	s.settle()
 	s.finish(st, ss, tr, runErr)
@@ -421,12 +451,24 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 	st.ended = true
 	s.mu.Unlock()
 	cause := context.Cause(st.ctx)
+	// The span ends before agent_end, so a driver that exports on
+	// agent_end has it.
+	ss.runSpan.End(runEndErr(cause, runErr))
 	// Only a cut-off run can leave a call unanswered: ADK answers every
 	// call before a run ends on its own.
 	if tr != nil && (cause != nil || runErr != nil) {
 		s.closeDanglingCalls(st, tr, cause, runErr)
 	}
 	switch {
+	case errors.Is(cause, ErrLoopDetected):
+		// gemini-cli's LoopDetected: a warning, not a failure; the stream
+		// ends as a completed one.
+		ev := s.emit(st, Event{Type: EventError, Meta: map[string]any{"code": "LOOP_DETECTED"},
+			Error: &ErrorData{Status: statusInternal, Message: loopDetectedMessage}})
+		if s.rec != nil {
+			s.rec.note(transcript.TypeWarning, ev.Error.Message)
+		}
+		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndCompleted}})
 	case errors.Is(cause, ErrMaxTurns):
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndMaxTurns, Data: map[string]any{
 			"code": "MAX_TURNS_EXCEEDED", "maxTurns": ss.maxTurns, "turnCount": ss.turnCount() - 1,
@@ -546,3 +588,15 @@ type sessionConfig struct {
 func defaultNow() time.Time { return time.Now() }
 
 func defaultID() string { return uuid.NewString() }
+
+// runEndErr is the error a run's span ends with: its failure, if any; an
+// abort or a turn limit is not one.
+func runEndErr(cause, runErr error) error {
+	switch {
+	case cause != nil && isFailureCause(cause):
+		return cause
+	case cause != nil:
+		return nil
+	}
+	return runErr
+}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/agentry-dev/agentry/loopdetect"
+	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -21,6 +23,16 @@ type streamState struct {
 
 	mu    sync.Mutex
 	calls map[string]*callInfo // by function call id
+	// loop is the prompt's loop detector, made on first use; guarded by mu.
+	loop *loopdetect.Detector
+	// loopPartial says the current model call has streamed partial
+	// responses, whose text the detector has already seen.
+	loopPartial atomic.Bool
+	// runSpan is the run's telemetry span; nil without telemetry.
+	runSpan *telemetry.Run
+	// invCancel cancels the current invocation only (the stream goes on);
+	// guarded by mu.
+	invCancel context.CancelCauseFunc
 }
 
 // callInfo is what the scheduler learned about one tool call, for the
@@ -49,6 +61,24 @@ func (ss *streamState) turnCount() int { return int(ss.turns.Load()) }
 
 // cancel stops the stream's invocation with cause.
 func (ss *streamState) cancel(cause error) { ss.stream.cancel(cause) }
+
+// restart stops the current invocation with cause but not the stream,
+// which starts another (a loop-recovery turn).
+func (ss *streamState) restart(cause error) {
+	ss.mu.Lock()
+	cancel := ss.invCancel
+	ss.mu.Unlock()
+	if cancel != nil {
+		cancel(cause)
+	}
+}
+
+// setInvocation records the cancel function of a new invocation.
+func (ss *streamState) setInvocation(cancel context.CancelCauseFunc) {
+	ss.mu.Lock()
+	ss.invCancel = cancel
+	ss.mu.Unlock()
+}
 
 func (ss *streamState) setCall(id string, info *callInfo) {
 	ss.mu.Lock()

@@ -1,0 +1,228 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/loopdetect"
+	"github.com/agentry-dev/agentry/runtime/llm"
+)
+
+// LoopConfig turns loop detection on (Config.LoopDetection; nil is off).
+type LoopConfig struct {
+	// Detector tunes the detectors; its zero value is gemini-cli's.
+	Detector loopdetect.Config
+	// Model answers the LLM check for a chat model that is not Gemini;
+	// empty is the chat model itself. For Gemini, gemini-cli's models
+	// answer (gemini-3-flash-preview, confirmed by gemini-3-pro-preview).
+	Model string
+}
+
+// loopDetectedMessage is gemini-cli's text for a stopped loop, in the
+// error event and in stream-json's warning.
+const loopDetectedMessage = "Loop detected, stopping execution"
+
+// loopRecovery is the cause of an invocation stopped on a first loop
+// detection: the stream goes on with gemini-cli's feedback message as a
+// new user turn.
+type loopRecovery struct{ detail string }
+
+func (r *loopRecovery) Error() string { return "potential loop detected: " + r.detail }
+
+// feedback is gemini-cli's recovery message (client.ts _recoverFromLoop).
+func (r *loopRecovery) feedback() *genai.Content {
+	detail := r.detail
+	if detail == "" {
+		detail = "Repetitive patterns identified"
+	}
+	return genai.NewContentFromText("System: Potential loop detected. Details: "+detail+
+		". Please take a step back and confirm you're making forward progress. If not, take a step back, analyze your previous actions and rethink how you're approaching the problem. Avoid repeating the same tool calls or responses without new results.",
+		genai.RoleUser)
+}
+
+// loopGuard runs gemini-cli's loop detection as an ADK plugin: each model
+// call starts a turn (the LLM check), streamed text deltas feed the
+// content detector and the calls of each complete response the tool-call
+// detector. The detector lives in the stream's state, so every prompt
+// starts afresh, as gemini-cli resets it per prompt id.
+type loopGuard struct {
+	cfg   LoopConfig
+	call  func(ctx context.Context, req *model.LLMRequest) (*model.LLMResponse, error)
+	model func() string
+}
+
+func (g *loopGuard) plugin() (*plugin.Plugin, error) {
+	return plugin.New(plugin.Config{
+		Name:                "agentry-loop-detection",
+		BeforeModelCallback: g.before,
+		AfterModelCallback:  g.after,
+	})
+}
+
+// detector returns the stream's detector, made on first use.
+func (g *loopGuard) detector(ss *streamState) *loopdetect.Detector {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.loop == nil {
+		ss.loop = loopdetect.New(g.cfg.Detector, g.check)
+	}
+	return ss.loop
+}
+
+// before is gemini-cli's turnStarted: the LLM check, when due.
+func (g *loopGuard) before(ctx agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+	ss := streamStateFrom(ctx)
+	if ss == nil {
+		return nil, nil
+	}
+	ss.loopPartial.Store(false)
+	d, found, err := g.detector(ss).TurnStarted(ctx, promptText(ss.stream.content), req.Contents)
+	if err != nil {
+		// The check is advisory: gemini-cli logs a failed check and goes on.
+		ss.session.log.WarnContext(ctx, "loop detection: the LLM check failed", "err", err)
+		return nil, nil
+	}
+	if found {
+		return nil, g.detected(ss, d)
+	}
+	return nil, nil
+}
+
+// after feeds the detectors. Text comes from the partial responses only,
+// so the complete response that repeats them is not counted twice; a call
+// made without streaming has no partials, and its text counts once.
+func (g *loopGuard) after(ctx agent.Context, resp *model.LLMResponse, _ error) (*model.LLMResponse, error) {
+	ss := streamStateFrom(ctx)
+	if ss == nil || resp == nil || resp.Content == nil {
+		return nil, nil
+	}
+	det := g.detector(ss)
+	countText := resp.Partial || !ss.loopPartial.Load()
+	if resp.Partial {
+		ss.loopPartial.Store(true)
+	}
+	for _, p := range resp.Content.Parts {
+		if p == nil {
+			continue
+		}
+		var d loopdetect.Detection
+		var found bool
+		switch {
+		case p.FunctionCall != nil && !resp.Partial:
+			d, found = det.AddToolCall(p.FunctionCall.Name, p.FunctionCall.Args)
+		case p.Text != "" && !p.Thought && countText:
+			d, found = det.AddContent(p.Text)
+		}
+		if found {
+			// The response is dropped, as gemini-cli drops the event
+			// that tripped the detector: its calls never run.
+			return nil, g.detected(ss, d)
+		}
+	}
+	return nil, nil
+}
+
+// detected acts on a detection: the first of a prompt stops the
+// invocation for a recovery turn, a later one stops the stream.
+func (g *loopGuard) detected(ss *streamState, d loopdetect.Detection) error {
+	ss.session.log.Debug("loop detected", "kind", string(d.Kind), "count", d.Count, "detail", d.Detail)
+	if d.Count > 1 {
+		ss.cancel(ErrLoopDetected)
+		return ErrLoopDetected
+	}
+	cause := &loopRecovery{detail: d.Detail}
+	ss.restart(cause)
+	return cause
+}
+
+// check is the detector's Checker: one utility call through the
+// dispatcher (retries, no fallback), returning the JSON object.
+func (g *loopGuard) check(ctx context.Context, alias string, contents []*genai.Content, schema map[string]any) (map[string]any, error) {
+	m, ok := g.checkModel(alias)
+	if !ok {
+		return nil, loopdetect.ErrModelUnavailable
+	}
+	resp, err := g.call(ctx, &model.LLMRequest{
+		Model:    m,
+		Contents: contents,
+		Config: &genai.GenerateContentConfig{
+			SystemInstruction:  genai.NewContentFromText(loopdetect.SystemPrompt, genai.RoleUser),
+			ResponseMIMEType:   "application/json",
+			ResponseJsonSchema: schema,
+		},
+	})
+	if err != nil {
+		if alias == loopdetect.ModelDoubleCheck {
+			return nil, fmt.Errorf("%w: %w", loopdetect.ErrModelUnavailable, err)
+		}
+		return nil, err
+	}
+	return decodeObject(resp)
+}
+
+// checkModel resolves a loop-detection alias for the chat model in use.
+// A non-Gemini chat model has no stronger model to confirm with, so the
+// double-check is skipped and the first verdict stands.
+func (g *loopGuard) checkModel(alias string) (string, bool) {
+	chat := g.model()
+	if ref, err := llm.ParseModel(chat); err == nil && ref.Scheme != llm.SchemeGemini {
+		if alias == loopdetect.ModelDoubleCheck {
+			return "", false
+		}
+		if g.cfg.Model != "" {
+			return g.cfg.Model, true
+		}
+		return chat, true
+	}
+	if alias == loopdetect.ModelDoubleCheck {
+		return "gemini-3-pro-preview", true
+	}
+	return "gemini-3-flash-preview", true
+}
+
+// decodeObject returns the JSON object of a utility response's text.
+func decodeObject(resp *model.LLMResponse) (map[string]any, error) {
+	if resp == nil || resp.Content == nil {
+		return nil, errors.New("empty response")
+	}
+	var b strings.Builder
+	for _, p := range resp.Content.Parts {
+		if p != nil && !p.Thought {
+			b.WriteString(p.Text)
+		}
+	}
+	text := strings.TrimSpace(b.String())
+	text = strings.TrimPrefix(strings.TrimPrefix(text, "```json"), "```")
+	text = strings.TrimSpace(strings.TrimSuffix(text, "```"))
+	var out map[string]any
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		return nil, fmt.Errorf("loop check reply is not a JSON object: %w", err)
+	}
+	return out, nil
+}
+
+// promptText is the text of a prompt's content, the LLM check's
+// <original_user_request>.
+func promptText(c *genai.Content) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
