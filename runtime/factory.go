@@ -13,6 +13,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
@@ -162,10 +163,26 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	if now == nil {
 		now = defaultNow
 	}
-	transcriptFile, err := ensureSession(ctx, svc, sessionID, ws.Root(), transcriptPath(s.TempDir(), now(), sessionID))
+	transcriptFile, resumed, err := ensureSession(ctx, svc, sessionID, ws.Root(), transcriptPath(s.TempDir(), now(), sessionID))
 	if err != nil {
 		set.Close()
 		return nil, err
+	}
+	hookRunner, err := newHookRunner(s, sessionID, ws.Root(), transcriptFile, opts.Logger)
+	if err != nil {
+		set.Close()
+		return nil, err
+	}
+	source := "startup"
+	if resumed {
+		source = "resume"
+	}
+	preCompress := opts.PreCompress
+	if preCompress == nil && hookRunner != nil && hookRunner.Has(hooks.PreCompress) {
+		preCompress = func(ctx context.Context, trigger string) error {
+			_, err := hookRunner.Run(ctx, hooks.PreCompress, trigger, map[string]any{"trigger": trigger})
+			return err
+		}
 	}
 	masker, err := masking.New(masking.Config{SpillDir: masking.SessionDir(s.TempDir(), sessionID), Logger: opts.Logger})
 	if err != nil {
@@ -197,7 +214,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		}
 		compress = &CompressionConfig{
 			Store: store, Threshold: s.Model.CompressionThreshold, UtilityModel: s.Model.CompressionModel,
-			PreCompress: opts.PreCompress,
+			PreCompress: preCompress,
 		}
 	}
 	// The one explicit order of the chain: content, then masking, then
@@ -237,6 +254,8 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Chain:         chain,
 		Compression:   compress,
 		LoopDetection: loop,
+		Hooks:         hookRunner,
+		SessionSource: source,
 		Telemetry:     tel,
 		Transcript: &TranscriptConfig{
 			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
@@ -352,4 +371,43 @@ func sessionTelemetry(ctx context.Context, s *config.Settings, opts Options) (*t
 		defer cancel()
 		return tel.Shutdown(ctx)
 	}, nil
+}
+
+// newHookRunner returns the command hooks of the settings, or nil when
+// there are none or they are switched off. Hooks run commands the
+// settings name, so they run only in a trusted workspace, as gemini-cli
+// loads settings hooks only in trusted folders.
+func newHookRunner(s *config.Settings, sessionID, projectDir, transcriptPath string, log *slog.Logger) (*hooks.Runner, error) {
+	if len(s.Hooks) == 0 || !s.HooksConfig.Enabled {
+		return nil, nil
+	}
+	if !s.Trusted {
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("hooks are not run in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to run them", "workspace", projectDir)
+		return nil, nil
+	}
+	st := hooks.Settings{Hooks: map[hooks.Event][]hooks.Definition{}, HooksConfig: hooks.HooksConfig{
+		Enabled: &s.HooksConfig.Enabled, Disabled: s.HooksConfig.Disabled, Notifications: &s.HooksConfig.Notifications,
+	}}
+	for event, defs := range s.Hooks {
+		out := make([]hooks.Definition, len(defs))
+		for i, d := range defs {
+			out[i] = hooks.Definition{Matcher: d.Matcher, Sequential: d.Sequential}
+			for _, c := range d.Hooks {
+				out[i].Hooks = append(out[i].Hooks, hooks.Command{
+					Type: c.Type, Command: c.Command, Name: c.Name, Description: c.Description, Timeout: c.Timeout, Env: c.Env,
+				})
+			}
+		}
+		st.Hooks[hooks.Event(event)] = out
+	}
+	r, err := hooks.New(hooks.Config{
+		Settings: st, ProjectDir: projectDir, SessionID: sessionID, TranscriptPath: transcriptPath, Logger: log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: settings %w", ErrSetup, err)
+	}
+	return r, nil
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/tool"
 
+	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -69,6 +70,12 @@ type Config struct {
 	// and tool calls. The session does not shut it down: it may serve
 	// several sessions.
 	Telemetry *telemetry.Telemetry
+	// Hooks, when set, runs command hooks at gemini-cli's hook points
+	// (after the processor chain and loop detection).
+	Hooks *hooks.Runner
+	// SessionSource is SessionStart's source: "startup" (the default) or
+	// "resume" for a stored session continued.
+	SessionSource string
 	// LoopDetection, when set, runs gemini-cli's loop detection after the
 	// session's guard: a first loop in a prompt gets a recovery turn, a
 	// second ends the stream with a LOOP_DETECTED warning.
@@ -115,7 +122,8 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		appName: or(cfg.AppName, "agentry"), agentName: or(cfg.AgentName, "agentry"),
 		userID: or(cfg.UserID, "user"), sessionID: cfg.SessionID,
 		workspace: cfg.Workspace, maxTurns: cfg.MaxTurns, resolver: cfg.Resolver,
-		now: cfg.Now, newID: cfg.NewID, closers: cfg.OnClose, tools: map[string]tools.Tool{},
+		sessionSource: or(cfg.SessionSource, "startup"),
+		now:           cfg.Now, newID: cfg.NewID, closers: cfg.OnClose, tools: map[string]tools.Tool{},
 	}
 	if sc.now == nil {
 		sc.now = defaultNow
@@ -138,13 +146,17 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		Telemetry: cfg.Telemetry,
 	})
 	limit := newOutputLimit(cfg.TruncateThreshold, cfg.TempDir, sc.sessionID, cfg.Logger)
+	var hb *hookBridge
+	if cfg.Hooks != nil {
+		hb = &hookBridge{r: cfg.Hooks, tel: cfg.Telemetry}
+	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
 	for _, t := range cfg.Tools {
 		if _, dup := sc.tools[t.Name()]; dup {
 			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
 		}
 		sc.tools[t.Name()] = t
-		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry})
+		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb})
 	}
 	instruction := cfg.Instruction
 	ag, err := llmagent.New(llmagent.Config{
@@ -217,6 +229,13 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		plugins = append(plugins, p)
 	}
+	if hb != nil {
+		p, err := hb.plugin()
+		if err != nil {
+			return nil, fmt.Errorf("runtime: hooks: %w", err)
+		}
+		plugins = append(plugins, p)
+	}
 	plugins = append(plugins, cfg.Plugins...)
 	svc := cfg.SessionService
 	if svc == nil {
@@ -239,7 +258,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{
 		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress, chain: cfg.Chain,
-		tel:     cfg.Telemetry,
+		tel: cfg.Telemetry, hooks: hb,
 		baseCtx: base, baseCancel: cancel,
 		streams: map[string]*stream{}, subs: map[uint64]func(Event){},
 	}, nil

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/v2/tool/toolutils"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -30,6 +31,7 @@ type scheduledTool struct {
 	approver Approver
 	limit    *outputLimit
 	tel      *telemetry.Telemetry // nil: no telemetry
+	hooks    *hookBridge          // nil: no hooks
 }
 
 var _ tool.Tool = (*scheduledTool)(nil)
@@ -84,8 +86,19 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 	}
 
 	decision, denyMsg := st.policy.Decide(st.t, args)
+	if decision == Allow && ss != nil && ss.mustAsk(callID) {
+		decision = Ask
+	}
 	switch decision {
 	case Ask:
+		if st.approver != nil && st.hooks != nil && ss != nil {
+			// gemini-cli's Notification hook: a tool awaits approval.
+			st.hooks.run(ctx, ss, hooks.Notification, "", map[string]any{
+				"notification_type": "ToolPermission",
+				"message":           fmt.Sprintf("Tool %s requires confirmation", st.t.DisplayName()),
+				"details":           map[string]any{"tool_name": st.t.Name(), "tool_input": args, "call_id": callID},
+			})
+		}
 		if st.approver == nil {
 			info.errType = tools.ErrPolicyViolation
 			info.decision = "reject"

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/telemetry"
@@ -35,6 +36,7 @@ type Session struct {
 	rec      *recorder         // nil without a transcript
 	compress *compressor       // nil without compression
 	chain    *processors.Chain // nil without request processors
+	hooks    *hookBridge       // nil without hooks
 	tel      *telemetry.Telemetry
 
 	baseCtx    context.Context
@@ -194,6 +196,9 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.Abort(ErrClosed)
 	s.drained.Wait()
+	if s.hooks != nil {
+		s.hooks.sessionHook(hooks.SessionEnd, "exit", map[string]any{"reason": "exit"}, s.log.Warn)
+	}
 	s.baseCancel(ErrClosed)
 	var errs []error
 	for _, c := range s.cfg.closers {
@@ -391,6 +396,21 @@ func (s *Session) run(st *stream) {
 	tr := newTranslator(s, st, ss)
 	var runErr error
 	content := st.content
+	if s.hooks != nil {
+		if first {
+			// gemini-cli's SessionStart: its context goes with the first
+			// prompt.
+			res := s.hooks.run(ctx, ss, hooks.SessionStart, s.cfg.sessionSource, map[string]any{"source": s.cfg.sessionSource})
+			content = withHookContext(content, res.AdditionalContext)
+		}
+		var err error
+		if content, err = s.hooks.beforeAgent(ctx, ss, content); err != nil {
+			st.cancel(err)
+			s.finish(st, ss, tr, nil)
+			return
+		}
+	}
+	stopHookActive := false
 	for {
 		// Each invocation has its own context, so that a first loop
 		// detection can stop it and go on with a recovery turn while the
@@ -398,12 +418,18 @@ func (s *Session) run(st *stream) {
 		invCtx, invCancel := context.WithCancelCause(ctx)
 		ss.setInvocation(invCancel)
 		runErr = nil
+		var response string
 		for ev, err := range s.runner.Run(invCtx, s.cfg.userID, s.cfg.sessionID, content, agent.RunConfig{StreamingMode: agent.StreamingModeSSE}) {
 			if err != nil {
 				if runErr == nil {
 					runErr = err
 				}
 				continue
+			}
+			if !ev.Partial && ev.Content != nil && ev.Content.Role == genai.RoleModel {
+				if t := promptText(ev.Content); t != "" {
+					response = t
+				}
 			}
 			tr.translate(ev)
 			if s.rec != nil {
@@ -414,7 +440,19 @@ func (s *Session) run(st *stream) {
 		recovering := errors.As(context.Cause(invCtx), &recovery) && context.Cause(ctx) == nil
 		invCancel(nil)
 		if !recovering {
-			break
+			if s.hooks == nil || runErr != nil || context.Cause(ctx) != nil {
+				break
+			}
+			// gemini-cli's AfterAgent: a hook that blocks or stops asks
+			// for another turn, its reason as the prompt.
+			s.settle()
+			next := s.hooks.afterAgent(ctx, ss, promptText(st.content), response, stopHookActive)
+			if next == nil {
+				break
+			}
+			stopHookActive = true
+			content = next
+			continue
 		}
 		s.settle()
 		s.closeDanglingCalls(st, tr, recovery, nil)
@@ -460,6 +498,13 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		s.closeDanglingCalls(st, tr, cause, runErr)
 	}
 	switch {
+	case errors.As(cause, new(*HookStoppedError)):
+		ev := s.emit(st, Event{Type: EventError, Meta: map[string]any{"code": "HOOK_STOPPED"},
+			Error: &ErrorData{Status: statusCancelled, Message: cause.Error()}})
+		if s.rec != nil {
+			s.rec.note(transcript.TypeWarning, ev.Error.Message)
+		}
+		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndCompleted}})
 	case errors.Is(cause, ErrLoopDetected):
 		// gemini-cli's LoopDetected: a warning, not a failure; the stream
 		// ends as a completed one.
@@ -577,6 +622,7 @@ func userDisplay(st *stream) []ContentPart {
 type sessionConfig struct {
 	appName, agentName, userID, sessionID string
 	workspace                             string
+	sessionSource                         string // SessionStart's source: startup or resume
 	maxTurns                              int
 	resolver                              ModelResolver
 	tools                                 map[string]tools.Tool

@@ -28,6 +28,9 @@ type streamState struct {
 	// loopPartial says the current model call has streamed partial
 	// responses, whose text the detector has already seen.
 	loopPartial atomic.Bool
+	// asks are the calls a BeforeTool hook said need confirmation;
+	// guarded by mu.
+	asks map[string]bool
 	// runSpan is the run's telemetry span; nil without telemetry.
 	runSpan *telemetry.Run
 	// invCancel cancels the current invocation only (the stream goes on);
@@ -78,6 +81,23 @@ func (ss *streamState) setInvocation(cancel context.CancelCauseFunc) {
 	ss.mu.Lock()
 	ss.invCancel = cancel
 	ss.mu.Unlock()
+}
+
+// forceAsk makes call id need confirmation whatever the policy says.
+func (ss *streamState) forceAsk(id string) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.asks == nil {
+		ss.asks = map[string]bool{}
+	}
+	ss.asks[id] = true
+}
+
+// mustAsk reports whether a hook asked for call id to be confirmed.
+func (ss *streamState) mustAsk(id string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.asks[id]
 }
 
 func (ss *streamState) setCall(id string, info *callInfo) {

@@ -85,19 +85,19 @@ func ListSessions(ctx context.Context, svc session.Service, workspace string) ([
 
 // ensureSession creates the stored session with its workspace unless it
 // exists: a resumed session keeps its history and its workspace.
-func ensureSession(ctx context.Context, svc session.Service, id, workspace, newTranscript string) (transcriptPath string, err error) {
+func ensureSession(ctx context.Context, svc session.Service, id, workspace, newTranscript string) (transcriptPath string, existed bool, err error) {
 	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
 	if err != nil {
 		_, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: id,
 			State: map[string]any{StateWorkspace: workspace, StateTranscript: newTranscript}})
 		if err != nil {
-			return "", fmt.Errorf("%w: create session %s: %w", ErrSetup, id, err)
+			return "", false, fmt.Errorf("%w: create session %s: %w", ErrSetup, id, err)
 		}
-		return newTranscript, nil
+		return newTranscript, false, nil
 	}
 	if p, err := resp.Session.State().Get(StateTranscript); err == nil {
 		if p, ok := p.(string); ok && p != "" {
-			return p, nil
+			return p, true, nil
 		}
 	}
 	// A session stored before it had a transcript gets one from now on;
@@ -106,9 +106,9 @@ func ensureSession(ctx context.Context, svc session.Service, id, workspace, newT
 	ev.Author = "user"
 	ev.Actions.StateDelta = map[string]any{StateTranscript: newTranscript}
 	if err := svc.AppendEvent(ctx, resp.Session, ev); err != nil {
-		return "", fmt.Errorf("%w: session %s: record its transcript: %w", ErrSetup, id, err)
+		return "", true, fmt.Errorf("%w: session %s: record its transcript: %w", ErrSetup, id, err)
 	}
-	return newTranscript, nil
+	return newTranscript, true, nil
 }
 
 // GetSession returns a stored session, or an error wrapping ErrNoSession.
