@@ -17,6 +17,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
+	"github.com/agentry-dev/agentry/mcptools"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -240,6 +241,12 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 			DisableLLMCheck:    ld.LLMCheckAfterTurns == 0,
 		}}
 	}
+	mcpTools, closeMCP, err := mcpToolset(ctx, s, set, opts.Logger)
+	if err != nil {
+		set.Close()
+		closeTel()
+		return nil, err
+	}
 	sess, err = New(ctx, Config{
 		AppName:       appName,
 		UserID:        userID,
@@ -260,7 +267,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Transcript: &TranscriptConfig{
 			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
 		},
-		Tools:          set.Tools(),
+		Tools:          append(set.Tools(), mcpTools...),
 		Policy:         policy,
 		Approver:       opts.Approver,
 		SessionService: svc,
@@ -269,10 +276,11 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Now:            opts.Now,
 		NewID:          opts.NewID,
 		Logger:         opts.Logger,
-		OnClose:        []func() error{set.Close, closeTel},
+		OnClose:        []func() error{set.Close, closeMCP, closeTel},
 	})
 	if err != nil {
 		set.Close()
+		closeMCP()
 		closeTel()
 		return nil, err
 	}
@@ -410,4 +418,55 @@ func newHookRunner(s *config.Settings, sessionID, projectDir, transcriptPath str
 		return nil, fmt.Errorf("%w: settings %w", ErrSetup, err)
 	}
 	return r, nil
+}
+
+// mcpToolset connects to the MCP servers of the settings and returns
+// their tools, with the function that closes the servers (their processes
+// are gone when it returns). MCP servers run commands and reach services
+// the settings name, so they are connected only in a trusted workspace, as
+// gemini-cli does. A server that fails is reported and left out; a tool
+// whose name a built-in tool has, or that tools.exclude names, is left out.
+func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger) ([]tools.Tool, func() error, error) {
+	none := func() error { return nil }
+	if len(s.MCPServers) == 0 {
+		return nil, none, nil
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if !s.Trusted {
+		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
+		return nil, none, nil
+	}
+	servers := make(map[string]mcptools.ServerConfig, len(s.MCPServers))
+	for name, c := range s.MCPServers {
+		servers[name] = mcptools.ServerConfig{
+			Command: c.Command, Args: c.Args, Env: c.Env, Cwd: c.Cwd, URL: c.URL, HTTPURL: c.HTTPURL, Headers: c.Headers,
+			Timeout: c.Timeout, IncludeTools: c.IncludeTools, ExcludeTools: c.ExcludeTools, Trust: c.Trust, Description: c.Description,
+		}
+	}
+	m, err := mcptools.New(mcptools.Config{Servers: servers, Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", ErrSetup, err)
+	}
+	all, errs := m.Tools(ctx)
+	for _, err := range errs {
+		log.Warn("MCP server unavailable; its tools are left out", "err", err)
+	}
+	taken := map[string]bool{}
+	for _, t := range set.Tools() {
+		taken[t.Name()] = true
+	}
+	for _, name := range s.Tools.Exclude {
+		taken[name] = true
+	}
+	var out []tools.Tool
+	for _, t := range all {
+		if taken[t.Name()] {
+			log.Warn("MCP tool left out: a built-in tool has its name, or tools.exclude names it", "tool", t.Name())
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, m.Close, nil
 }

@@ -56,6 +56,15 @@ type ApprovalRequest struct {
 	Description string
 	Kind        tools.Kind
 	Args        map[string]any
+	// MCP is set for a tool of an MCP server: gemini-cli's McpDetails.
+	MCP *MCPDetails
+}
+
+// MCPDetails name the MCP server and tool behind a call, for approval
+// prompts (gemini-cli's ToolMcpConfirmationDetails).
+type MCPDetails struct {
+	ServerName string
+	ToolName   string
 }
 
 // Approver asks a human whether a tool call may run. Interactive drivers
@@ -153,6 +162,13 @@ func (p *Policy) AllowAlways(tool string, args map[string]any) {
 func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 	if p.matchesRule(t.Name(), args) {
 		return Allow, ""
+	}
+	if m, ok := t.(mcpTool); ok {
+		// A server the user marked trust: true runs without asking, as in
+		// gemini-cli; plan mode still allows nothing but reading.
+		if _, _, trust := m.MCP(); trust && p.mode != config.ApprovalPlan {
+			return Allow, ""
+		}
 	}
 	kind := t.Kind()
 	switch {

@@ -105,10 +105,15 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 			//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
 			return nil, fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.", st.t.DisplayName())
 		}
-		outcome, err := st.approver.Approve(ctx, ApprovalRequest{
+		req := ApprovalRequest{
 			CallID: callID, Tool: st.t.Name(), DisplayName: st.t.DisplayName(),
 			Description: st.t.Describe(args), Kind: st.t.Kind(), Args: args,
-		})
+		}
+		if m, ok := st.t.(mcpTool); ok {
+			server, name, _ := m.MCP()
+			req.MCP = &MCPDetails{ServerName: server, ToolName: name}
+		}
+		outcome, err := st.approver.Approve(ctx, req)
 		if err != nil {
 			info.errType = tools.ErrCancelled
 			return nil, fmt.Errorf("approval of %s failed: %w", st.t.Name(), err)
