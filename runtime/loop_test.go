@@ -138,3 +138,39 @@ func TestLoopCheckModels(t *testing.T) {
 		}
 	}
 }
+
+// TestLoopLLMCheck: from the configured turn, the LLM check asks
+// gemini-cli's loop-detection model and, on a confident yes, the
+// double-check model through the dispatcher; a confirmed loop gets the
+// recovery turn.
+func TestLoopLLMCheck(t *testing.T) {
+	verdict := func(conf float64) turn {
+		return textTurn(fmt.Sprintf(`{"unproductive_state_analysis":"going in circles","unproductive_state_confidence":%v}`, conf))
+	}
+	b := newScript(
+		callTurn("", fc("c1", "read", map[string]any{"path": "a"})),
+		callTurn("", fc("c2", "read", map[string]any{"path": "b"})),
+		verdict(0.95), verdict(0.97), // the check before the third call
+		textTurn("I will try something else."),
+	)
+	read := &fakeTool{name: "read", kind: tools.KindRead}
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{read},
+		LoopDetection: &LoopConfig{Detector: loopdetect.Config{LLMCheckAfterTurns: 3, LLMCheckInterval: 3}}})
+	evs := run(t, s, "explore")
+	if end := last(evs); end.AgentEnd.Reason != EndCompleted || len(find(evs, EventError)) != 0 {
+		t.Fatalf("ended %+v with errors %+v", end.AgentEnd, find(evs, EventError))
+	}
+	reqs := b.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests, want 5", len(reqs))
+	}
+	if reqs[2].model != "gemini-3-flash-preview" || reqs[3].model != "gemini-3-pro-preview" {
+		t.Errorf("the checks asked %s then %s, want gemini-3-flash-preview then gemini-3-pro-preview", reqs[2].model, reqs[3].model)
+	}
+	if reqs[2].config.SystemInstruction == nil || !strings.Contains(reqs[2].config.SystemInstruction.Parts[0].Text, "unproductive") {
+		t.Error("the check did not carry the loop-detection system prompt")
+	}
+	if got := lastUserText(reqs[4]); !strings.HasPrefix(got, "System: Potential loop detected. Details: going in circles") {
+		t.Errorf("the turn after the check was prompted %q, want the recovery message with the model's analysis", got)
+	}
+}

@@ -40,3 +40,26 @@ func TestMCPApprovals(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPDenied: a denied MCP call does not run and the model reads
+// gemini-cli's denial; without an approver (a batch run) it is refused.
+func TestMCPDenied(t *testing.T) {
+	for name, approver := range map[string]Approver{
+		"denied":      approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) { return Cancel, nil }),
+		"no approver": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := newScript(callTurn("", fc("c1", "docs__search_docs", map[string]any{"q": "x"})), textTurn("ok"))
+			tool := &mcpFake{fakeTool: fakeTool{name: "docs__search_docs", kind: tools.KindOther}}
+			s := newTestSession(t, b, Config{Tools: []tools.Tool{tool}, Approver: approver})
+			run(t, s, "search")
+			if tool.Calls() != 0 {
+				t.Fatal("a denied MCP tool ran")
+			}
+			msg, _ := toolOutput(t, b, "c1")["error"].(string)
+			if msg == "" {
+				t.Errorf("the model got no error for the denied call")
+			}
+		})
+	}
+}
