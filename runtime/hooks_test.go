@@ -270,3 +270,39 @@ func TestHookNotification(t *testing.T) {
 		t.Errorf("notification input %s", data)
 	}
 }
+
+// TestHookAskForcesConfirmation: a read-only call the policy would allow
+// goes to the approver when a BeforeTool hook answers ask.
+func TestHookAskForcesConfirmation(t *testing.T) {
+	b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("ok"))
+	read := &fakeTool{name: "read", kind: tools.KindRead}
+	var asked int
+	approver := approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) { asked++; return Cancel, nil })
+	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeTool: cmd(hookScript(t, `echo '{"decision":"ask"}'`))})
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Hooks: r, Approver: approver})
+	run(t, s, "go")
+	if asked != 1 || read.Calls() != 0 {
+		t.Errorf("asked %d times, tool ran %d times; want one question and, denied, no run", asked, read.Calls())
+	}
+}
+
+// TestHookAfterModelReplacesResponse: an AfterModel hook's llm_response
+// replaces what the model said.
+func TestHookAfterModelReplacesResponse(t *testing.T) {
+	b := newScript(textTurn("the secret is 42"))
+	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.AfterModel: cmd(hookScript(t,
+		`echo '{"hookSpecificOutput":{"llm_response":{"candidates":[{"content":{"role":"model","parts":["[redacted]"]}}]}}}'`))})
+	s := newTestSession(t, b, Config{Hooks: r})
+	run(t, s, "tell me")
+	b.add(textTurn("ok"))
+	run(t, s, "again")
+	var history []string
+	for _, c := range b.Requests()[1].contents {
+		if c.Role == genai.RoleModel {
+			history = append(history, promptText(c))
+		}
+	}
+	if len(history) != 1 || history[0] != "[redacted]" {
+		t.Errorf("the stored model turn is %q, want the hook's replacement", history)
+	}
+}

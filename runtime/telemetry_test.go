@@ -5,7 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/hooks"
 
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
@@ -84,5 +89,48 @@ func TestTelemetrySpans(t *testing.T) {
 	}
 	if got := runs[0].Attributes["agentry.session.id"]; got != s.ID() {
 		t.Errorf("run session id %v, want %s", got, s.ID())
+	}
+}
+
+// TestTelemetryRetriesAndHooks: a retried model call carries a retry
+// event, and each hook event gets its own span under the run.
+func TestTelemetryRetriesAndHooks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "telemetry.jsonl")
+	tel, err := telemetry.New(t.Context(), telemetry.Config{Exporter: telemetry.ExporterFile, File: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newScript(turn{err: genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "overloaded"}},
+		callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("done"))
+	read := &fakeTool{name: "read", kind: tools.KindRead}
+	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeTool: cmd(hookScript(t, "exit 0"))})
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Telemetry: tel, Hooks: r})
+	run(t, s, "go")
+	if err := tel.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var retried, hook bool
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var sp struct {
+			Type   string `json:"type"`
+			Name   string `json:"name"`
+			Events []struct {
+				Name string `json:"name"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal([]byte(line), &sp); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range sp.Events {
+			retried = retried || sp.Name == "chat gemini-2.5-flash" && ev.Name == "retry"
+		}
+		hook = hook || sp.Name == "hook BeforeTool"
+	}
+	if !retried || !hook {
+		t.Errorf("retry event on the chat span: %v, hook span: %v\n%s", retried, hook, data)
 	}
 }
