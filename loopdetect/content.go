@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -16,20 +17,31 @@ const (
 	jsDot   = `[^\n\r\x{2028}\x{2029}]`
 )
 
-var (
-	tableRe = regexp.MustCompile(`(?:^|\n)` + jsSpace + `*(?:\|` + jsDot + `*\||[|+-]{3,})`)
-	// gemini-cli writes the bullet class as [*-+], which is the range from
-	// '*' to '+': a "- " item is NOT a list item to it (it can still reset
-	// tracking as a table rule "---" or a divider). Kept as is for fidelity.
-	bulletRe     = regexp.MustCompile(`(?:^|\n)` + jsSpace + `*[*+]` + jsSpace)
-	numberedRe   = regexp.MustCompile(`(?:^|\n)` + jsSpace + `*[0-9]+\.` + jsSpace)
-	headingRe    = regexp.MustCompile(`(?:^|\n)#+` + jsSpace)
-	blockquoteRe = regexp.MustCompile(`(?:^|\n)>` + jsSpace)
-	// gemini-cli writes [+-_=*\u2500-\u257F]: "+-_" is the range U+002B..U+005F,
-	// which holds digits, upper-case letters and most ASCII punctuation, so a
-	// delta such as "OK" or "42." counts as a divider. Kept as is for fidelity.
-	dividerRe = regexp.MustCompile(`^[\x{2b}-\x{5f}=*\x{2500}-\x{257f}]+$`)
-)
+// markdown are the patterns that reset content tracking. They are
+// compiled on first use, not at start-up: most runs never stream enough
+// text to need them, and every agentry command would pay for them.
+type markdown struct {
+	table, bullet, numbered, heading, blockquote, divider *regexp.Regexp
+}
+
+var markdownPatterns = sync.OnceValue(func() *markdown {
+	return &markdown{
+		table: regexp.MustCompile(`(?:^|\n)` + jsSpace + `*(?:\|` + jsDot + `*\||[|+-]{3,})`),
+		// gemini-cli writes the bullet class as [*-+], which is the range
+		// from '*' to '+': a "- " item is NOT a list item to it (it can
+		// still reset tracking as a table rule "---" or a divider). Kept as
+		// is for fidelity.
+		bullet:     regexp.MustCompile(`(?:^|\n)` + jsSpace + `*[*+]` + jsSpace),
+		numbered:   regexp.MustCompile(`(?:^|\n)` + jsSpace + `*[0-9]+\.` + jsSpace),
+		heading:    regexp.MustCompile(`(?:^|\n)#+` + jsSpace),
+		blockquote: regexp.MustCompile(`(?:^|\n)>` + jsSpace),
+		// gemini-cli writes [+-_=*\u2500-\u257F]: "+-_" is the range
+		// U+002B..U+005F, which holds digits, upper-case letters and most
+		// ASCII punctuation, so a delta such as "OK" or "42." counts as a
+		// divider. Kept as is for fidelity.
+		divider: regexp.MustCompile(`^[\x{2b}-\x{5f}=*\x{2500}-\x{257f}]+$`),
+	}
+})
 
 // detailContext is how many code units before the repeated chunk the
 // content Detail shows; gemini-cli hard-codes it.
@@ -64,10 +76,11 @@ func (d *Detector) AddContent(delta string) (Detection, bool) {
 // contentLoop is gemini-cli's checkContentLoop.
 func (d *Detector) contentLoop(delta string) bool {
 	fences := strings.Count(delta, "```")
-	divider := dividerRe.MatchString(delta)
-	if fences > 0 || divider || tableRe.MatchString(delta) ||
-		bulletRe.MatchString(delta) || numberedRe.MatchString(delta) ||
-		headingRe.MatchString(delta) || blockquoteRe.MatchString(delta) {
+	md := markdownPatterns()
+	divider := md.divider.MatchString(delta)
+	if fences > 0 || divider || md.table.MatchString(delta) ||
+		md.bullet.MatchString(delta) || md.numbered.MatchString(delta) ||
+		md.heading.MatchString(delta) || md.blockquote.MatchString(delta) {
 		// A different kind of element starts: don't let chunks span it.
 		d.resetContent()
 	}
