@@ -1,0 +1,131 @@
+package agents
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// maxFileSize bounds a definition file: a system prompt, not a corpus.
+const maxFileSize = 1 << 20
+
+// LoadConfig says where definitions are looked for.
+type LoadConfig struct {
+	// Workspace is the workspace root; its .agentry/agents and
+	// .gemini/agents are read only when Trusted.
+	Workspace string
+	// Home is the user's home directory; its .agentry/agents and
+	// .gemini/agents are always read.
+	Home string
+	// Trusted says the user trusts the workspace.
+	Trusted bool
+}
+
+// Dirs returns the directories Load reads, in order, with their scope.
+func (c LoadConfig) Dirs() []ScopedDir {
+	var out []ScopedDir
+	if c.Workspace != "" && c.Trusted {
+		out = append(out,
+			ScopedDir{filepath.Join(c.Workspace, ".agentry", "agents"), ScopeProject},
+			ScopedDir{filepath.Join(c.Workspace, ".gemini", "agents"), ScopeProject})
+	}
+	if c.Home != "" {
+		out = append(out,
+			ScopedDir{filepath.Join(c.Home, ".agentry", "agents"), ScopeUser},
+			ScopedDir{filepath.Join(c.Home, ".gemini", "agents"), ScopeUser})
+	}
+	return out
+}
+
+// ScopedDir is a directory of definitions and its scope.
+type ScopedDir struct {
+	Dir   string
+	Scope Scope
+}
+
+// Load reads every definition: a trusted workspace's first, then the
+// user's; in each, .agentry/agents before .gemini/agents, files in name
+// order. A name already loaded hides later ones (an ErrDuplicate error
+// says so). Files that do not load are returned as errors, each naming its
+// file (and field); the others still load. An untrusted workspace's
+// definitions are not read, and an error says so when it has some.
+func Load(cfg LoadConfig) ([]Definition, []error) {
+	var defs []Definition
+	var errs []error
+	seen := map[string]string{}
+	if cfg.Workspace != "" && !cfg.Trusted {
+		for _, d := range (LoadConfig{Workspace: cfg.Workspace, Trusted: true}).Dirs() {
+			if names, _ := mdFiles(d.Dir); len(names) > 0 {
+				errs = append(errs, fmt.Errorf("%w: the agent definitions in %s are not loaded; trust the workspace (--trust-workspace) to use them", ErrUntrusted, d.Dir))
+			}
+		}
+	}
+	for _, d := range cfg.Dirs() {
+		names, err := mdFiles(d.Dir)
+		if err != nil {
+			errs = append(errs, &LoadError{File: d.Dir, Msg: fmt.Sprintf("cannot list the directory: %v", err)})
+			continue
+		}
+		for _, name := range names {
+			file := filepath.Join(d.Dir, name)
+			found, err := ReadFile(file)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			for _, def := range found {
+				def.Scope = d.Scope
+				if first, dup := seen[def.Name]; dup {
+					errs = append(errs, fmt.Errorf("%w: agent definition %s: %q is already defined in %s, which wins", ErrDuplicate, file, def.Name, first))
+					continue
+				}
+				seen[def.Name] = file
+				defs = append(defs, def)
+			}
+		}
+	}
+	return defs, errs
+}
+
+// ReadFile reads the definitions of one file.
+func ReadFile(file string) ([]Definition, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, &LoadError{File: file, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, &LoadError{File: file, Msg: fmt.Sprintf("cannot read: %v", err)}
+	}
+	if len(data) > maxFileSize {
+		return nil, &LoadError{File: file, Msg: fmt.Sprintf("larger than %d KiB", maxFileSize>>10)}
+	}
+	return Parse(file, data)
+}
+
+// mdFiles lists a directory's definition files: regular *.md files whose
+// names do not start with "_", sorted. A missing directory has none.
+func mdFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), "_") || !strings.HasSuffix(e.Name(), ".md") {
+			continue
+		}
+		out = append(out, e.Name())
+	}
+	sort.Strings(out)
+	return out, nil
+}
