@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
@@ -388,4 +390,60 @@ func BenchmarkResume1000(b *testing.B) {
 		os.Remove(s.Session.Path)
 		b.StartTimer()
 	}
+}
+
+// firstCall is a backend that answers every stream with a complete_task
+// call and records when each call arrived.
+type firstCall struct {
+	instant
+	at chan time.Time
+}
+
+func (b firstCall) GenerateContentStream(ctx context.Context, m string, c []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	select {
+	case b.at <- time.Now():
+	default:
+	}
+	return b.instant.GenerateContentStream(ctx, m, c, cfg)
+}
+
+// BenchmarkSubagentStart measures starting a local subagent the way a
+// session built from settings does: from the invoke_agent call to the
+// child's first model request — the child session (its tools, chain,
+// plugins and transcript) and the first request's building. The metric is
+// the median of that interval; ns/op is the whole call, the child's
+// complete_task included. Budget: under 2 ms.
+func BenchmarkSubagentStart(b *testing.B) {
+	s := config.Defaults()
+	s.Workspace = b.TempDir()
+	s.Home = filepath.Join(b.TempDir(), ".agentry")
+	s.Session.Store = config.SessionStoreMemory
+	quiet := slog.New(slog.DiscardHandler)
+	backend := firstCall{at: make(chan time.Time, 1), instant: instant{chunks: []*genai.GenerateContentResponse{{
+		Candidates: []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{
+			FunctionCall: &genai.FunctionCall{Name: CompleteTaskToolName, Args: map[string]any{"result": "done"}},
+		}}}, FinishReason: genai.FinishReasonStop}},
+	}}}}
+	def := agents.Definition{Name: "helper", Kind: agents.KindLocal, Description: "Helps.", SystemPrompt: "You help."}
+	ctx := context.Background()
+	parent, err := FromSettings(ctx, &s, Options{Resolver: fixedResolver{b: backend}, Agents: []agents.Definition{def},
+		SessionService: session.InMemoryService(), Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer parent.Close()
+	invoke := parent.cfg.tools[InvokeAgentToolName]
+	var starts []time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		start := time.Now()
+		res, err := invoke.Execute(ctx, tools.Call{ID: fmt.Sprint("call-", i), Args: map[string]any{"agent_name": "helper", "prompt": "go"}})
+		if err != nil || res.Data["terminate_reason"] != TerminateGoal {
+			b.Fatalf("subagent: %v %v", err, res.Data)
+		}
+		starts = append(starts, (<-backend.at).Sub(start))
+	}
+	slices.Sort(starts)
+	b.ReportMetric(float64(starts[len(starts)/2].Microseconds()), "start-µs")
 }

@@ -66,6 +66,7 @@ var errorClasses = []errorClass{
 	{is(ErrSetup), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(ErrNoSession), statusInvalidArg, "FatalInputError", ExitInput},
 	{is(ErrNoMessage), statusInvalidArg, "FatalInputError", ExitInput},
+	{is(ErrUnknownAgent), statusInvalidArg, "FatalInputError", ExitInput},
 	{is(ErrBusy), statusFailedPrecond, "SessionBusyError", ExitGeneric},
 	{is(llm.ErrBadReplayFile), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(llm.ErrReplayExhausted), statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/session"
 
+	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/internal/version"
@@ -54,6 +55,12 @@ type Options struct {
 	// Telemetry, when set, is shared by the session and not shut down with
 	// it; nil makes the session its own from the telemetry settings.
 	Telemetry *telemetry.Telemetry
+	// Agents are the subagents the session may hand tasks to; nil loads
+	// the definitions of the workspace (trusted only) and the user.
+	Agents []agents.Definition
+
+	// child, when set, makes the session a subagent's child session.
+	child *childSpec
 	// PreCompress is the PreCompress hook point, run before every
 	// compression attempt (see CompressionConfig).
 	PreCompress func(ctx context.Context, trigger string) error
@@ -241,11 +248,43 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 			DisableLLMCheck:    ld.LLMCheckAfterTurns == 0,
 		}}
 	}
-	mcpTools, closeMCP, err := mcpToolset(ctx, s, set, opts.Logger)
-	if err != nil {
-		set.Close()
-		closeTel()
-		return nil, err
+	var mcpTools []tools.Tool
+	closeMCP := func() error { return nil }
+	if opts.child == nil {
+		mcpTools, closeMCP, err = mcpToolset(ctx, s, set, opts.Logger)
+		if err != nil {
+			set.Close()
+			closeTel()
+			return nil, err
+		}
+	}
+	instruction := SystemPrompt
+	sessionTools := append(set.Tools(), mcpTools...)
+	closeAgents := func() error { return nil }
+	if c := opts.child; c != nil {
+		// A child gets its definition's subset of the parent's tools (its
+		// MCP servers' connections included) and complete_task, never
+		// another agent tool; its prompt is its definition's.
+		sessionTools = c.tools(append(set.Tools(), c.mcp...))
+		instruction = c.def.SystemPrompt + subagentRules
+	} else if st := subagentsFor(s, ws.Root(), opts, func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver Approver) (*Session, error) {
+		cs := *s
+		if def.Model != "" && def.Model != "inherit" {
+			cs.Model.Name = def.Model
+		}
+		cs.Model.MaxSessionTurns = def.MaxTurns
+		if cs.Model.MaxSessionTurns <= 0 {
+			cs.Model.MaxSessionTurns = DefaultSubagentMaxTurns
+		}
+		return FromSettings(ctx, &cs, Options{
+			SessionID: id, SessionService: svc, Availability: routes.Availability(), Telemetry: tel,
+			Resolver: resolver, Approver: approver, Logger: opts.Logger, Now: opts.Now, NewID: opts.NewID,
+			Retry: opts.Retry, HTTPClient: opts.HTTPClient,
+			child: &childSpec{def: def, extra: extra, mcp: mcpTools},
+		})
+	}); st != nil {
+		sessionTools = append(sessionTools, st)
+		closeAgents = st.close
 	}
 	sess, err = New(ctx, Config{
 		AppName:       appName,
@@ -257,7 +296,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Resolver:      resolver,
 		Routing:       routes,
 		Retry:         opts.Retry,
-		Instruction:   SystemPrompt,
+		Instruction:   instruction,
 		Chain:         chain,
 		Compression:   compress,
 		LoopDetection: loop,
@@ -267,7 +306,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Transcript: &TranscriptConfig{
 			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
 		},
-		Tools:          append(set.Tools(), mcpTools...),
+		Tools:          sessionTools,
 		Policy:         policy,
 		Approver:       opts.Approver,
 		SessionService: svc,
@@ -276,9 +315,10 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Now:            opts.Now,
 		NewID:          opts.NewID,
 		Logger:         opts.Logger,
-		OnClose:        []func() error{set.Close, closeMCP, closeTel},
+		OnClose:        []func() error{closeAgents, set.Close, closeMCP, closeTel},
 	})
 	if err != nil {
+		closeAgents()
 		set.Close()
 		closeMCP()
 		closeTel()
@@ -355,11 +395,22 @@ func NewRouting(s *config.Settings, avail *routing.Availability, handler routing
 // opts, or one made from the settings (nil when off) with the function
 // that flushes and closes it.
 func sessionTelemetry(ctx context.Context, s *config.Settings, opts Options) (*telemetry.Telemetry, func() error, error) {
-	none := func() error { return nil }
 	if opts.Telemetry != nil || !s.Telemetry.Enabled {
-		return opts.Telemetry, none, nil
+		return opts.Telemetry, func() error { return nil }, nil
 	}
-	cfg := telemetry.Config{Endpoint: s.Telemetry.OTLPEndpoint, File: s.Telemetry.Outfile, Logger: opts.Logger}
+	return OpenTelemetry(ctx, s, opts.Logger)
+}
+
+// OpenTelemetry starts the telemetry the settings ask for (nil when off)
+// and returns the function that flushes and closes it, bounded so that an
+// unreachable collector does not hold up an exit. Drivers that run many
+// sessions share one through Options.Telemetry. The exporter outlives
+// ctx's cancellation: it must last until the final flush.
+func OpenTelemetry(ctx context.Context, s *config.Settings, log *slog.Logger) (*telemetry.Telemetry, func() error, error) {
+	if !s.Telemetry.Enabled {
+		return nil, func() error { return nil }, nil
+	}
+	cfg := telemetry.Config{Endpoint: s.Telemetry.OTLPEndpoint, File: s.Telemetry.Outfile, Logger: log}
 	switch {
 	case s.Telemetry.Outfile != "":
 		cfg.Exporter = telemetry.ExporterFile
@@ -368,13 +419,11 @@ func sessionTelemetry(ctx context.Context, s *config.Settings, opts Options) (*t
 	default:
 		cfg.Exporter = telemetry.ExporterOTLPGRPC
 	}
-	tel, err := telemetry.New(ctx, cfg)
+	tel, err := telemetry.New(context.WithoutCancel(ctx), cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: settings telemetry: %w", ErrSetup, err)
 	}
 	return tel, func() error {
-		// Flushing is bounded: an unreachable collector must not hold up
-		// the exit.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return tel.Shutdown(ctx)
@@ -469,4 +518,61 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		out = append(out, t)
 	}
 	return out, m.Close, nil
+}
+
+// childSpec is what makes a session a subagent's child.
+type childSpec struct {
+	def   agents.Definition
+	extra []tools.Tool
+	mcp   []tools.Tool
+}
+
+// tools returns the child's tools: those of all its definition allows,
+// then the extra ones (complete_task).
+func (c *childSpec) tools(all []tools.Tool) []tools.Tool {
+	var out []tools.Tool
+	for _, t := range all {
+		allowed := c.def.AllowsTool(t.Name())
+		if m, ok := t.(mcpTool); ok {
+			server, tool, _ := m.MCP()
+			allowed = c.def.AllowsMCPTool(server, tool, t.Name())
+		}
+		if allowed {
+			out = append(out, t)
+		}
+	}
+	return append(out, c.extra...)
+}
+
+// subagentsFor returns the invoke_agent tool of a session, or nil when no
+// subagent is defined. Definitions come from opts.Agents or, when
+// nil, from the workspace (trusted only) and the user's directories; a
+// file that does not load is reported and left out.
+func subagentsFor(s *config.Settings, workspace string, opts Options, newChild SubagentFactory) *subagentTool {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	defs := opts.Agents
+	if defs == nil {
+		var errs []error
+		defs, errs = agents.Load(agents.LoadConfig{Workspace: workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
+		for _, err := range errs {
+			log.Warn("subagent definition left out", "err", err)
+		}
+	}
+	usable := make([]agents.Definition, 0, len(defs))
+	for _, d := range defs {
+		if err := CheckAgent(d); err != nil {
+			log.Warn("subagent definition left out", "err", err)
+			continue
+		}
+		usable = append(usable, d)
+	}
+	st := newSubagentTool(usable, newChild, opts.Approver)
+	if st == nil {
+		return nil
+	}
+	st.log = log
+	return st
 }

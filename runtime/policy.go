@@ -172,6 +172,18 @@ func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 	}
 	kind := t.Kind()
 	switch {
+	case kind == tools.KindAgent:
+		// Handing a task to a local subagent is allowed, as gemini-cli's
+		// policy allows invoke_agent; each of the child's calls goes
+		// through the child's own policy in the same approval mode. A
+		// remote agent gets the task (and whatever it quotes) off this
+		// machine: gemini-cli asks first unless in yolo mode or a user
+		// rule allows invoke_agent.
+		name, _ := args["agent_name"].(string)
+		if r, ok := t.(interface{ remote(string) bool }); ok && r.remote(name) && p.mode != config.ApprovalYolo {
+			return Ask, ""
+		}
+		return Allow, ""
 	case kind.ReadOnly():
 		return Allow, ""
 	case p.mode == config.ApprovalPlan:

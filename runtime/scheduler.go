@@ -156,6 +156,10 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		return nil, err
 	}
 	info.result = res
+	if done, _ := res.Data["taskCompleted"].(bool); done {
+		// complete_task ends a subagent's loop: no model call follows.
+		ctx.Actions().SkipSummarization = true
+	}
 	out, err := st.limit.truncateResult(st.t, callID, res.LLMContent, info)
 	if err != nil {
 		info.errType = tools.TypeOf(err)

@@ -75,6 +75,8 @@ type stream struct {
 	cancel  context.CancelCauseFunc
 	counter int     // next event number; guarded by Session.emitMu
 	events  []Event // this stream's events; guarded by Session.logMu
+	// maxTurns, when positive, overrides the session's model-call limit.
+	maxTurns int
 	// ended is set when the run is over and only its last events remain
 	// to be emitted; guarded by Session.mu.
 	ended bool
@@ -93,6 +95,12 @@ func (s *Session) Model() string { return s.dispatch.Model() }
 
 // Send implements AgentProtocol.
 func (s *Session) Send(ctx context.Context, p Send) (string, error) {
+	return s.send(ctx, p, 0)
+}
+
+// send is Send with a model-call limit for this stream only (0: the
+// session's), as a subagent's grace turn needs.
+func (s *Session) send(ctx context.Context, p Send, maxTurns int) (string, error) {
 	if (p.Message == nil) == (p.Update == nil) {
 		return "", fmt.Errorf("%w: set exactly one of message and update", ErrInvalidSend)
 	}
@@ -109,11 +117,12 @@ func (s *Session) Send(ctx context.Context, p Send) (string, error) {
 		return "", fmt.Errorf("%w: %w", ErrInvalidSend, err)
 	}
 	st := &stream{
-		id:      s.cfg.newID(),
-		content: content,
-		display: p.Message.DisplayContent,
-		meta:    p.Meta,
-		sent:    make(chan struct{}),
+		id:       s.cfg.newID(),
+		content:  content,
+		display:  p.Message.DisplayContent,
+		meta:     p.Meta,
+		maxTurns: maxTurns,
+		sent:     make(chan struct{}),
 	}
 	// A stream outlives the Send call that starts it, so its context derives
 	// from the session's, not from ctx.
@@ -361,6 +370,9 @@ func (s *Session) run(st *stream) {
 	s.emit(st, Event{Type: EventAgentStart})
 
 	ss := &streamState{session: s, stream: st, maxTurns: s.cfg.maxTurns}
+	if st.maxTurns > 0 {
+		ss.maxTurns = st.maxTurns
+	}
 	ctx := withStreamState(st.ctx, ss)
 	if s.tel != nil {
 		var span *telemetry.Run

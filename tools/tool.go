@@ -30,6 +30,9 @@ const (
 	KindThink   Kind = "think"
 	KindFetch   Kind = "fetch"
 	KindOther   Kind = "other"
+	// KindAgent is a call handing a task to a subagent, whose own tool
+	// calls go through their own approvals.
+	KindAgent Kind = "agent"
 )
 
 // ReadOnly reports whether tools of this kind leave the workspace unchanged.

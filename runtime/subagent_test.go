@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// childFactory builds child sessions the way FromSettings does, over the
+// parent's backend (so a script serves both), with the definition's tools.
+func childFactory(t *testing.T, b *script, all []tools.Tool) SubagentFactory {
+	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver Approver) (*Session, error) {
+		var ts []tools.Tool
+		for _, tl := range all {
+			if def.AllowsTool(tl.Name()) {
+				ts = append(ts, tl)
+			}
+		}
+		maxTurns := def.MaxTurns
+		if maxTurns <= 0 {
+			maxTurns = DefaultSubagentMaxTurns
+		}
+		return New(ctx, Config{
+			SessionID: id, Model: "gemini-2.5-flash", Resolver: fixedResolver{b: b},
+			Instruction: def.SystemPrompt + subagentRules, Tools: append(ts, extra...),
+			Approver: approver, MaxTurns: maxTurns, Retry: RetryConfig{NewTimer: (&timers{}).New},
+		})
+	}
+}
+
+func readerDef(maxTurns int) agents.Definition {
+	return agents.Definition{Name: "reader", Kind: agents.KindLocal, Description: "Reads files.",
+		SystemPrompt: "You read files.", Tools: []string{"read"}, MaxTurns: maxTurns}
+}
+
+func subagentResult(t *testing.T, b *script, id string) string {
+	t.Helper()
+	out, _ := toolOutput(t, b, id)["output"].(string)
+	return out
+}
+
+// TestSubagentCompletesTask: the parent hands a task to a child that reads
+// a file and calls complete_task; the child's events reach the parent as
+// tool_updates with its thread id and the parent gets the result.
+func TestSubagentCompletesTask(t *testing.T) {
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "what is in a.go?"})),
+		callTurn("", fc("k1", "read", map[string]any{"path": "a.go"})),
+		callTurn("", fc("k2", CompleteTaskToolName, map[string]any{"result": "a.go declares package a"})),
+		textTurn("The reader says a.go declares package a."),
+	)
+	read := &fakeTool{name: "read", kind: tools.KindRead}
+	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, []tools.Tool{read}), nil)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	evs := run(t, s, "ask the reader")
+	if last(evs).AgentEnd.Reason != EndCompleted {
+		t.Fatalf("parent ended %+v", last(evs).AgentEnd)
+	}
+	if read.Calls() != 1 {
+		t.Errorf("the child's read ran %d times, want 1", read.Calls())
+	}
+	want := "Subagent 'reader' finished.\nTermination Reason: GOAL\nResult:\na.go declares package a"
+	if got := subagentResult(t, b, "p1"); got != want {
+		t.Errorf("parent got %q, want %q", got, want)
+	}
+	var threads int
+	for _, ev := range find(evs, EventToolUpdate) {
+		if ev.ToolUpdate.RequestID == "p1" && strings.HasSuffix(ev.ToolUpdate.Data["threadId"].(string), ".reader.p1") {
+			threads++
+		}
+	}
+	if threads == 0 {
+		t.Error("no tool_update carried the child's events and thread id")
+	}
+	if len(b.Requests()) != 4 {
+		t.Errorf("%d model requests, want 4: complete_task must end the child's loop", len(b.Requests()))
+	}
+}
+
+// TestSubagentWithoutCompleteTask: a child that stops without
+// complete_task gets gemini-cli's grace turn, then the parent gets a clear
+// failure.
+func TestSubagentWithoutCompleteTask(t *testing.T) {
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "read a.go"})),
+		textTurn("It looks fine to me."),
+		textTurn("Still fine."),
+		textTurn("The reader gave up."),
+	)
+	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, nil), nil)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	run(t, s, "ask the reader")
+	got := subagentResult(t, b, "p1")
+	if !strings.Contains(got, "Termination Reason: ERROR_NO_COMPLETE_TASK_CALL") ||
+		!strings.Contains(got, "Agent stopped calling tools but did not call 'complete_task'.") {
+		t.Errorf("parent got %q", got)
+	}
+	if grace := lastUserText(b.Requests()[2]); !strings.HasPrefix(grace, "You have stopped calling tools without finishing. You have one final chance") {
+		t.Errorf("the grace turn was prompted %q", grace)
+	}
+}
+
+// TestSubagentMaxTurnsThenGrace: a child at its turn limit gets the grace
+// turn, in which complete_task still succeeds.
+func TestSubagentMaxTurnsThenGrace(t *testing.T) {
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "read everything"})),
+		callTurn("", fc("k1", "read", map[string]any{"path": "a"})),
+		callTurn("", fc("k2", "read", map[string]any{"path": "b"})),
+		callTurn("", fc("k3", CompleteTaskToolName, map[string]any{"result": "read a and b"})),
+		textTurn("ok"),
+	)
+	read := &fakeTool{name: "read", kind: tools.KindRead}
+	sub := newSubagentTool([]agents.Definition{readerDef(2)}, childFactory(t, b, []tools.Tool{read}), nil)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	run(t, s, "go")
+	got := subagentResult(t, b, "p1")
+	if !strings.Contains(got, "Termination Reason: GOAL") || !strings.Contains(got, "read a and b") {
+		t.Errorf("parent got %q", got)
+	}
+	if grace := lastUserText(b.Requests()[3]); !strings.HasPrefix(grace, "You have exceeded the maximum number of turns.") {
+		t.Errorf("the grace turn was prompted %q", grace)
+	}
+}
+
+// TestSubagentAbortStopsTheChild: aborting the parent aborts the child's
+// running tool call, and the parent's call ends cancelled.
+func TestSubagentAbortStopsTheChild(t *testing.T) {
+	started := make(chan struct{})
+	stopped := make(chan error, 1)
+	slow := &fakeTool{name: "read", kind: tools.KindRead, run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
+		close(started)
+		<-ctx.Done()
+		stopped <- context.Cause(ctx)
+		return tools.Result{}, context.Cause(ctx)
+	}}
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "read forever"})),
+		callTurn("", fc("k1", "read", map[string]any{"path": "a"})),
+	)
+	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, []tools.Tool{slow}), nil)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	id, err := s.Send(t.Context(), TextMessage("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	s.Abort(ErrAborted)
+	select {
+	case cause := <-stopped:
+		if cause == nil {
+			t.Error("the child's tool stopped without a cause")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the child's tool was not stopped by the parent's abort")
+	}
+	evs := collectStream(t, s, id)
+	if last(evs).AgentEnd.Reason != EndAborted {
+		t.Errorf("parent ended %+v, want aborted", last(evs).AgentEnd)
+	}
+}
+
+// TestSubagentConfirmationReachesParent: a call inside the child that
+// needs approval is asked of the parent's approver, naming the agent, and
+// the answer goes back into the child.
+func TestSubagentConfirmationReachesParent(t *testing.T) {
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "writer", "prompt": "edit a"})),
+		callTurn("", fc("k1", "edit", map[string]any{"path": "a"})),
+		callTurn("", fc("k2", CompleteTaskToolName, map[string]any{"result": "edited"})),
+		textTurn("ok"),
+	)
+	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
+	var asked []string
+	approver := approverFunc(func(_ context.Context, r ApprovalRequest) (Outcome, error) {
+		asked = append(asked, r.DisplayName)
+		return ProceedOnce, nil
+	})
+	def := agents.Definition{Name: "writer", Kind: agents.KindLocal, Description: "Edits.", SystemPrompt: "You edit.", Tools: []string{"edit"}}
+	sub := newSubagentTool([]agents.Definition{def}, childFactory(t, b, []tools.Tool{edit}), approver)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}, Approver: approver})
+	run(t, s, "go")
+	if len(asked) != 1 || asked[0] != "writer › Fake edit" || edit.Calls() != 1 {
+		t.Errorf("asked %q, edit ran %d times; want one question naming the agent, then the edit", asked, edit.Calls())
+	}
+}
