@@ -65,8 +65,9 @@ type SubagentResult struct {
 	Turns int
 	// Duration is the wall time of the task.
 	Duration time.Duration
-	// Usage holds one entry per model call of the agent.
-	Usage []Usage
+	// Usage holds the usage event of each of the agent's model calls,
+	// whose _meta carries the token details (total, thoughts, latency).
+	Usage []Event
 }
 
 // Text is the result as the parent's model reads it (gemini-cli's
@@ -186,10 +187,6 @@ func (t *subagentTool) Execute(ctx context.Context, call tools.Call) (tools.Resu
 		return tools.Result{}, err
 	}
 	text := res.Text()
-	usage := make([]any, len(res.Usage))
-	for i, u := range res.Usage {
-		usage[i] = u
-	}
 	return tools.Result{
 		LLMContent: text,
 		Display:    text,
@@ -315,7 +312,7 @@ type childRun struct {
 	child *Session
 	limit time.Duration
 	turns int
-	usage []Usage
+	usage []Event
 }
 
 // stream sends text to the child and waits for its stream to end, within
@@ -339,7 +336,7 @@ func (r *childRun) stream(ctx context.Context, text string, maxTurns int, task *
 		switch ev.Type {
 		case EventUsage:
 			r.turns++
-			r.usage = append(r.usage, *ev.Usage)
+			r.usage = append(r.usage, ev)
 		case EventError:
 			if ev.Error.Fatal {
 				failure = ev.Error

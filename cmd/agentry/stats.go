@@ -127,6 +127,13 @@ func (m *sessionMetrics) observe(ev runtime.Event) {
 			rm.TotalLatencyMs += latency
 			rm.Tokens.add(ev.Usage, ev.Meta)
 		}
+	case runtime.EventToolUpdate:
+		// A subagent's model calls reach the parent as updates of its
+		// invoke_agent call; they are this run's tokens too, as in
+		// gemini-cli's totals.
+		if child, ok := ev.ToolUpdate.Data["event"].(*runtime.Event); ok && child.Type == runtime.EventUsage {
+			m.observe(*child)
+		}
 	case runtime.EventToolResponse:
 		r := ev.ToolResponse
 		ts := m.Tools.ByName[r.Name]
