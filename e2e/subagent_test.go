@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,9 +63,27 @@ func TestSubagentFromDefinition(t *testing.T) {
 	if stats["total_tokens"] != 440.0 {
 		t.Errorf("total_tokens = %v, want 440 (the child's calls counted)", stats["total_tokens"])
 	}
-	show := e.run("", "sessions", "show", sessionID+".reader."+callID)
+	childID := sessionID + ".reader." + callID
+	show := e.run("", "sessions", "show", childID)
 	if show.code != 0 || !strings.Contains(show.stdout, "notes.txt says the answer is 42") {
 		t.Errorf("the child's session is not in the store: exit %d\n%s%s", show.code, show.stdout, show.stderr)
+	}
+	// The child belongs to its parent's conversation: not listed on its
+	// own, its transcript in a directory named after the parent.
+	list := e.run("", "sessions", "list")
+	if list.code != 0 || !strings.Contains(list.stdout, sessionID) || strings.Contains(list.stdout, childID) {
+		t.Errorf("sessions list:\n%s%s", list.stdout, list.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(e.home, ".agentry", "tmp", "*", "chats", sessionID, childID+".jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("no child transcript under chats/%s/", sessionID)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first := lines(t, string(data))[0]; first["kind"] != "subagent" || first["sessionId"] != childID {
+		t.Errorf("child transcript metadata %v", first)
 	}
 }
 

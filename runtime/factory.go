@@ -171,7 +171,12 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	if now == nil {
 		now = defaultNow
 	}
-	transcriptFile, resumed, err := ensureSession(ctx, svc, sessionID, ws.Root(), transcriptPath(s.TempDir(), now(), sessionID))
+	newTranscript, transcriptKind, parent := transcriptPath(s.TempDir(), now(), sessionID), "main", ""
+	if opts.child != nil {
+		parent = opts.child.parent
+		newTranscript, transcriptKind = subagentTranscriptPath(s.TempDir(), parent, sessionID), "subagent"
+	}
+	transcriptFile, resumed, err := ensureSession(ctx, svc, sessionID, ws.Root(), parent, newTranscript)
 	if err != nil {
 		set.Close()
 		return nil, err
@@ -280,7 +285,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 			SessionID: id, SessionService: svc, Availability: routes.Availability(), Telemetry: tel,
 			Resolver: resolver, Approver: approver, Logger: opts.Logger, Now: opts.Now, NewID: opts.NewID,
 			Retry: opts.Retry, HTTPClient: opts.HTTPClient,
-			child: &childSpec{def: def, extra: extra, mcp: mcpTools},
+			child: &childSpec{def: def, extra: extra, mcp: mcpTools, parent: sessionID},
 		})
 	}); st != nil {
 		sessionTools = append(sessionTools, st)
@@ -305,6 +310,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Telemetry:     tel,
 		Transcript: &TranscriptConfig{
 			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
+			Kind: transcriptKind,
 		},
 		Tools:          sessionTools,
 		Policy:         policy,
@@ -525,6 +531,8 @@ type childSpec struct {
 	def   agents.Definition
 	extra []tools.Tool
 	mcp   []tools.Tool
+	// parent is the parent session's id.
+	parent string
 }
 
 // tools returns the child's tools: those of all its definition allows,

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,8 @@ type TranscriptConfig struct {
 	// ProjectHash and Directories go into a new file's metadata.
 	ProjectHash string
 	Directories []string
+	// Kind is the new file's kind: "main" (the default) or "subagent".
+	Kind string
 }
 
 // recorder keeps a session's transcript in step with its ADK events, as
@@ -66,7 +69,7 @@ func openRecorder(cfg TranscriptConfig, sessionID string, now func() time.Time, 
 		start := now().UTC().Format(time.RFC3339Nano)
 		w, err = transcript.Create(cfg.Path, transcript.Record{
 			SessionID: sessionID, ProjectHash: cfg.ProjectHash, StartTime: start, LastUpdated: start,
-			Directories: cfg.Directories, Kind: "main",
+			Directories: cfg.Directories, Kind: or(cfg.Kind, "main"),
 		})
 	}
 	if err != nil {
@@ -283,4 +286,11 @@ func partsJSON(parts []*genai.Part) json.RawMessage {
 // chats directory under the project's temporary directory.
 func transcriptPath(tempDir string, start time.Time, sessionID string) string {
 	return tempDir + string(os.PathSeparator) + "chats" + string(os.PathSeparator) + transcript.FileName(start, sessionID)
+}
+
+// subagentTranscriptPath is where a subagent's child session records its
+// transcript: beside its parent's, in a directory named after the parent,
+// as gemini-cli keeps chats/<parentSessionId>/<sessionId>.jsonl.
+func subagentTranscriptPath(tempDir, parentID, sessionID string) string {
+	return filepath.Join(tempDir, "chats", parentID, sessionID+".jsonl")
 }

@@ -53,6 +53,11 @@ const StateWorkspace = "agentry:workspace"
 // session's transcript file.
 const StateTranscript = "agentry:transcript"
 
+// StateParent is the session state key holding, in a subagent's child
+// session, the id of the session that handed it the task. Listings leave
+// child sessions out: they are part of their parent's conversation.
+const StateParent = "agentry:parent"
+
 // StoredSession describes a stored session.
 type StoredSession struct {
 	// ID is the session id.
@@ -72,6 +77,9 @@ func ListSessions(ctx context.Context, svc session.Service, workspace string) ([
 	}
 	var out []StoredSession
 	for _, s := range resp.Sessions {
+		if p, _ := s.State().Get(StateParent); p != nil && p != "" {
+			continue
+		}
 		ws, _ := s.State().Get(StateWorkspace)
 		w, _ := ws.(string)
 		if workspace != "" && w != workspace {
@@ -83,13 +91,17 @@ func ListSessions(ctx context.Context, svc session.Service, workspace string) ([
 	return out, nil
 }
 
-// ensureSession creates the stored session with its workspace unless it
-// exists: a resumed session keeps its history and its workspace.
-func ensureSession(ctx context.Context, svc session.Service, id, workspace, newTranscript string) (transcriptPath string, existed bool, err error) {
+// ensureSession creates the stored session with its workspace (and, for
+// a subagent's child session, its parent) unless it exists: a resumed
+// session keeps its history and its workspace.
+func ensureSession(ctx context.Context, svc session.Service, id, workspace, parent, newTranscript string) (transcriptPath string, existed bool, err error) {
 	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
 	if err != nil {
-		_, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: id,
-			State: map[string]any{StateWorkspace: workspace, StateTranscript: newTranscript}})
+		state := map[string]any{StateWorkspace: workspace, StateTranscript: newTranscript}
+		if parent != "" {
+			state[StateParent] = parent
+		}
+		_, err := svc.Create(ctx, &session.CreateRequest{AppName: appName, UserID: userID, SessionID: id, State: state})
 		if err != nil {
 			return "", false, fmt.Errorf("%w: create session %s: %w", ErrSetup, id, err)
 		}

@@ -2,11 +2,17 @@ package runtime
 
 import (
 	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -186,5 +192,58 @@ func TestSubagentConfirmationReachesParent(t *testing.T) {
 	run(t, s, "go")
 	if len(asked) != 1 || asked[0] != "writer › Fake edit" || edit.Calls() != 1 {
 		t.Errorf("asked %q, edit ran %d times; want one question naming the agent, then the edit", asked, edit.Calls())
+	}
+}
+
+// TestSubagentAbortKillsChildShell: a session built from settings hands a
+// task to a local agent whose real shell command runs a long sleep;
+// aborting the parent kills the command's whole process group, the
+// parent's stream ends aborted, and the parent takes the next prompt.
+func TestSubagentAbortKillsChildShell(t *testing.T) {
+	s := config.Defaults()
+	s.Workspace = t.TempDir()
+	s.Home = filepath.Join(t.TempDir(), ".agentry")
+	s.Session.Store = config.SessionStoreMemory
+	s.General.DefaultApprovalMode = config.ApprovalYolo
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "runner", "prompt": "sleep"})),
+		callTurn("", fc("k1", "run_shell_command", map[string]any{"command": "sleep 300 & echo $! > sleep.pid; wait"})),
+		textTurn("back"),
+	)
+	def := agents.Definition{Name: "runner", Kind: agents.KindLocal, Description: "Runs commands.", Tools: []string{"run_shell_command"}}
+	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{b: b}, Agents: []agents.Definition{def},
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parent.Close() })
+	id, err := parent.Send(t.Context(), TextMessage("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	proctest.Eventually(t, "the child's command to start", func() bool {
+		data, err := os.ReadFile(filepath.Join(s.Workspace, "sleep.pid"))
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	if !proctest.Running(pid) {
+		t.Fatalf("sleep %d is not running", pid)
+	}
+	parent.Abort(nil)
+	evs := collectStream(t, parent, id)
+	if r := last(evs).AgentEnd.Reason; r != EndAborted {
+		t.Fatalf("parent ended %s; events %v", r, types(evs))
+	}
+	proctest.Eventually(t, "the child's sleep to die", func() bool { return !proctest.Running(pid) })
+	resp := find(evs, EventToolResponse)
+	if len(resp) != 1 || resp[0].ToolResponse.RequestID != "p1" || !resp[0].ToolResponse.IsError {
+		t.Fatalf("the parent's invoke_agent answer: %+v", resp)
+	}
+	if evs := run(t, parent, "and now?"); last(evs).AgentEnd.Reason != EndCompleted {
+		t.Fatalf("next prompt ended %+v", last(evs).AgentEnd)
 	}
 }
