@@ -410,40 +410,50 @@ func (b firstCall) GenerateContentStream(ctx context.Context, m string, c []*gen
 // BenchmarkSubagentStart measures starting a local subagent the way a
 // session built from settings does: from the invoke_agent call to the
 // child's first model request — the child session (its tools, chain,
-// plugins and transcript) and the first request's building. The metric is
-// the median of that interval; ns/op is the whole call, the child's
+// plugins, stored session and transcript) and the first request's
+// building — on the in-memory and the SQLite store. The metric is the
+// median of that interval; ns/op is the whole call, the child's
 // complete_task included. Budget: under 2 ms.
 func BenchmarkSubagentStart(b *testing.B) {
-	s := config.Defaults()
-	s.Workspace = b.TempDir()
-	s.Home = filepath.Join(b.TempDir(), ".agentry")
-	s.Session.Store = config.SessionStoreMemory
-	quiet := slog.New(slog.DiscardHandler)
-	backend := firstCall{at: make(chan time.Time, 1), instant: instant{chunks: []*genai.GenerateContentResponse{{
-		Candidates: []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{
-			FunctionCall: &genai.FunctionCall{Name: CompleteTaskToolName, Args: map[string]any{"result": "done"}},
-		}}}, FinishReason: genai.FinishReasonStop}},
-	}}}}
-	def := agents.Definition{Name: "helper", Kind: agents.KindLocal, Description: "Helps.", SystemPrompt: "You help."}
-	ctx := context.Background()
-	parent, err := FromSettings(ctx, &s, Options{Resolver: fixedResolver{b: backend}, Agents: []agents.Definition{def},
-		SessionService: session.InMemoryService(), Logger: quiet})
-	if err != nil {
-		b.Fatal(err)
+	for _, store := range []string{config.SessionStoreMemory, config.SessionStoreSQLite} {
+		b.Run(store, func(b *testing.B) {
+			s := config.Defaults()
+			s.Workspace = b.TempDir()
+			s.Home = filepath.Join(b.TempDir(), ".agentry")
+			s.Session.Store = store
+			quiet := slog.New(slog.DiscardHandler)
+			ctx := context.Background()
+			svc, closeStore, err := OpenStore(ctx, &s, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer closeStore()
+			backend := firstCall{at: make(chan time.Time, 1), instant: instant{chunks: []*genai.GenerateContentResponse{{
+				Candidates: []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{
+					FunctionCall: &genai.FunctionCall{Name: CompleteTaskToolName, Args: map[string]any{"result": "done"}},
+				}}}, FinishReason: genai.FinishReasonStop}},
+			}}}}
+			def := agents.Definition{Name: "helper", Kind: agents.KindLocal, Description: "Helps.", SystemPrompt: "You help."}
+			parent, err := FromSettings(ctx, &s, Options{Resolver: fixedResolver{b: backend}, Agents: []agents.Definition{def},
+				SessionService: svc, Logger: quiet})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer parent.Close()
+			invoke := parent.cfg.tools[InvokeAgentToolName]
+			var starts []time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				start := time.Now()
+				res, err := invoke.Execute(ctx, tools.Call{ID: fmt.Sprint("call-", i), Args: map[string]any{"agent_name": "helper", "prompt": "go"}})
+				if err != nil || res.Data["terminate_reason"] != TerminateGoal {
+					b.Fatalf("subagent: %v %v", err, res.Data)
+				}
+				starts = append(starts, (<-backend.at).Sub(start))
+			}
+			slices.Sort(starts)
+			b.ReportMetric(float64(starts[len(starts)/2].Microseconds()), "start-µs")
+		})
 	}
-	defer parent.Close()
-	invoke := parent.cfg.tools[InvokeAgentToolName]
-	var starts []time.Duration
-	i := 0
-	for b.Loop() {
-		i++
-		start := time.Now()
-		res, err := invoke.Execute(ctx, tools.Call{ID: fmt.Sprint("call-", i), Args: map[string]any{"agent_name": "helper", "prompt": "go"}})
-		if err != nil || res.Data["terminate_reason"] != TerminateGoal {
-			b.Fatalf("subagent: %v %v", err, res.Data)
-		}
-		starts = append(starts, (<-backend.at).Sub(start))
-	}
-	slices.Sort(starts)
-	b.ReportMetric(float64(starts[len(starts)/2].Microseconds()), "start-µs")
 }

@@ -90,6 +90,8 @@ type subagentTool struct {
 	log      *slog.Logger
 	// grace is the recovery turn's time limit; tests shorten it.
 	grace time.Duration
+	// timeout, when set, replaces every local agent's time limit (tests).
+	timeout time.Duration
 	// remotes holds the parent's remote agents (subagent_remote.go).
 	remotes remoteAgents
 }
@@ -222,7 +224,8 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 	start := time.Now()
 	res := SubagentResult{Agent: def.Name, ThreadID: childID}
 	task := &completeTask{}
-	child, err := t.newChild(ctx, def, childID, []tools.Tool{task}, childApprover{t.approver, def.Label()})
+	clock := &deadline{}
+	child, err := t.newChild(ctx, def, childID, []tools.Tool{task}, childApprover{t.approver, def.Label(), clock})
 	if err != nil {
 		return res, fmt.Errorf("start subagent %s: %w", def.Name, err)
 	}
@@ -235,14 +238,17 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 		defer unsub()
 	}
 	timeout := DefaultSubagentTimeout
-	if def.TimeoutMins > 0 {
+	switch {
+	case t.timeout > 0:
+		timeout = t.timeout
+	case def.TimeoutMins > 0:
 		timeout = time.Duration(def.TimeoutMins) * time.Minute
 	}
 	maxTurns := def.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = DefaultSubagentMaxTurns
 	}
-	run := childRun{child: child, limit: timeout}
+	run := childRun{child: child, limit: timeout, clock: clock}
 	mode, err := run.stream(ctx, prompt, 0, task)
 	if err != nil {
 		return res, err
@@ -260,7 +266,7 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 		// gemini-cli's one recovery turn, on its own timer and with one
 		// model call.
 		msg := reason + " You have one final chance to complete the task with a short grace period. You MUST call `complete_task` immediately with your best answer and explain that your investigation was interrupted. Do not call any other tools."
-		grace := childRun{child: child, limit: t.grace, usage: run.usage, turns: run.turns}
+		grace := childRun{child: child, limit: t.grace, clock: clock, usage: run.usage, turns: run.turns}
 		m, err := grace.stream(ctx, msg, 1, task)
 		if err != nil {
 			return res, err
@@ -311,6 +317,7 @@ func withThread(meta map[string]any, thread string) map[string]any {
 type childRun struct {
 	child *Session
 	limit time.Duration
+	clock *deadline
 	turns int
 	usage []Event
 }
@@ -323,8 +330,8 @@ func (r *childRun) stream(ctx context.Context, text string, maxTurns int, task *
 	if err != nil {
 		return "", fmt.Errorf("subagent: %w", err)
 	}
-	timer := time.AfterFunc(r.limit, func() { r.child.Abort(errSubagentTimeout) })
-	defer timer.Stop()
+	r.clock.start(r.limit, func() { r.child.Abort(errSubagentTimeout) })
+	defer r.clock.stop()
 	stop := context.AfterFunc(ctx, func() { r.child.Abort(context.Cause(ctx)) })
 	defer stop()
 	var end *AgentEnd
@@ -424,6 +431,9 @@ func forwardChildEvent(ss *streamState, callID, agent string, ev Event) {
 type childApprover struct {
 	parent Approver
 	agent  string
+	// clock is the child's time limit, paused while a human decides, as
+	// gemini-cli pauses a subagent's deadline during a confirmation.
+	clock *deadline
 }
 
 func (a childApprover) Approve(ctx context.Context, req ApprovalRequest) (Outcome, error) {
@@ -431,7 +441,66 @@ func (a childApprover) Approve(ctx context.Context, req ApprovalRequest) (Outcom
 		return Cancel, nil
 	}
 	req.DisplayName = a.agent + " › " + req.DisplayName
+	a.clock.pause()
+	defer a.clock.resume()
 	return a.parent.Approve(ctx, req)
+}
+
+// deadline is a subagent run's time limit that can be paused. Its zero
+// value is stopped; pause and resume nest.
+type deadline struct {
+	mu      sync.Mutex
+	timer   *time.Timer
+	fire    func()
+	left    time.Duration // time left when the timer is not running
+	since   time.Time     // when the running timer was started
+	paused  int
+	running bool
+	fired   bool // the limit was used up: resume must not arm it again
+}
+
+// start runs the limit d, calling fire when it is used up.
+func (d *deadline) start(limit time.Duration, fire func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.fire, d.left, d.running, d.fired = fire, limit, true, false
+	if d.paused == 0 {
+		d.since, d.timer = time.Now(), time.AfterFunc(limit, fire)
+	}
+}
+
+// stop ends the limit.
+func (d *deadline) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.running = false
+	if d.timer != nil {
+		d.timer.Stop()
+		d.timer = nil
+	}
+}
+
+func (d *deadline) pause() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.paused++
+	if d.paused == 1 && d.timer != nil {
+		if d.timer.Stop() {
+			d.left -= time.Since(d.since)
+		} else {
+			d.fired = true
+		}
+		d.timer = nil
+	}
+}
+
+func (d *deadline) resume() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.paused--
+	if d.paused == 0 && d.running && !d.fired && d.timer == nil {
+		d.since, d.timer = time.Now(), time.AfterFunc(max(d.left, 0), d.fire)
+	}
 }
 
 // completeTask is the child's complete_task tool: the call that ends the

@@ -247,3 +247,91 @@ func TestSubagentAbortKillsChildShell(t *testing.T) {
 		t.Fatalf("next prompt ended %+v", last(evs).AgentEnd)
 	}
 }
+
+// TestSubagentTimeout: a child still working at its time limit is
+// stopped and gets gemini-cli's time-limit grace turn; when that turn
+// does not complete the task either, the parent gets the timeout.
+func TestSubagentTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace turn
+		want  string
+	}{
+		{"completed in the grace turn", callTurn("", fc("k2", CompleteTaskToolName, map[string]any{"result": "partial answer"})),
+			"Termination Reason: GOAL\nResult:\npartial answer"},
+		{"not even then", textTurn("sorry"), "Termination Reason: TIMEOUT\nResult:\nAgent timed out after 20ms."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stuck := &fakeTool{name: "read", kind: tools.KindRead, run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
+				<-ctx.Done()
+				return tools.Result{}, context.Cause(ctx)
+			}}
+			b := newScript(
+				callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "read forever"})),
+				callTurn("", fc("k1", "read", map[string]any{"path": "a"})),
+				tc.grace,
+				textTurn("ok"),
+			)
+			sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, []tools.Tool{stuck}), nil)
+			sub.timeout = 20 * time.Millisecond
+			s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+			run(t, s, "go")
+			if got := subagentResult(t, b, "p1"); !strings.HasSuffix(got, tc.want) {
+				t.Errorf("parent got %q, want …%q", got, tc.want)
+			}
+			if grace := lastUserText(b.Requests()[2]); !strings.HasPrefix(grace, "You have exceeded the time limit. You have one final chance") {
+				t.Errorf("the grace turn was prompted %q", grace)
+			}
+		})
+	}
+}
+
+// TestSubagentDeadlinePausesForConfirmation: the time a human takes to
+// answer a child's confirmation does not count against its limit.
+func TestSubagentDeadlinePausesForConfirmation(t *testing.T) {
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "writer", "prompt": "edit a"})),
+		callTurn("", fc("k1", "edit", map[string]any{"path": "a"})),
+		callTurn("", fc("k2", CompleteTaskToolName, map[string]any{"result": "edited"})),
+		textTurn("ok"),
+	)
+	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
+	const limit = 50 * time.Millisecond
+	slowHuman := approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) {
+		time.Sleep(5 * limit) // well past the limit, had it kept running
+		return ProceedOnce, nil
+	})
+	def := agents.Definition{Name: "writer", Kind: agents.KindLocal, Description: "Edits.", Tools: []string{"edit"}}
+	sub := newSubagentTool([]agents.Definition{def}, childFactory(t, b, []tools.Tool{edit}), slowHuman)
+	sub.timeout = limit
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}, Approver: slowHuman})
+	run(t, s, "go")
+	if got := subagentResult(t, b, "p1"); !strings.Contains(got, "Termination Reason: GOAL") || edit.Calls() != 1 {
+		t.Errorf("parent got %q, edit ran %d times", got, edit.Calls())
+	}
+	if n := len(b.Requests()); n != 4 {
+		t.Errorf("%d model requests, want 4 (no grace turn)", n)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	fired := make(chan struct{}, 4)
+	var d deadline
+	d.pause() // before start: the limit starts paused
+	d.start(10*time.Millisecond, func() { fired <- struct{}{} })
+	time.Sleep(30 * time.Millisecond)
+	select {
+	case <-fired:
+		t.Fatal("fired while paused")
+	default:
+	}
+	d.resume()
+	<-fired // hang guard: the test's own timeout
+	d.pause()
+	d.resume() // a used-up limit is not armed again
+	d.stop()
+	time.Sleep(30 * time.Millisecond)
+	if len(fired) != 0 {
+		t.Errorf("fired %d more times", len(fired))
+	}
+}
