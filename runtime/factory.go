@@ -281,10 +281,14 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		if cs.Model.MaxSessionTurns <= 0 {
 			cs.Model.MaxSessionTurns = DefaultSubagentMaxTurns
 		}
+		sampling, err := subagentSampling(def)
+		if err != nil {
+			return nil, err
+		}
 		return FromSettings(ctx, &cs, Options{
 			SessionID: id, SessionService: svc, Availability: routes.Availability(), Telemetry: tel,
 			Resolver: resolver, Approver: approver, Logger: opts.Logger, Now: opts.Now, NewID: opts.NewID,
-			Retry: opts.Retry, HTTPClient: opts.HTTPClient,
+			Retry: opts.Retry, HTTPClient: opts.HTTPClient, Plugins: append([]*plugin.Plugin{sampling}, opts.Plugins...),
 			child: &childSpec{def: def, extra: extra, mcp: mcpTools, parent: sessionID},
 		})
 	}); st != nil {

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/adk/v2/agent"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/agents"
@@ -145,6 +148,28 @@ func CheckAgent(def agents.Definition) error {
 		return &agents.LoadError{File: def.File, Field: "model", Msg: err.Error()}
 	}
 	return nil
+}
+
+// subagentSampling is the plugin that gives a local agent's model calls
+// its definition's sampling: its temperature (default 1) and topP 0.95,
+// as gemini-cli's markdown agents have. It runs after the processor
+// chain, whose routing sets the model's own generation config.
+func subagentSampling(def agents.Definition) (*plugin.Plugin, error) {
+	temperature := float32(1)
+	if def.Temperature != nil {
+		temperature = float32(*def.Temperature)
+	}
+	topP := float32(0.95)
+	return plugin.New(plugin.Config{
+		Name: "agentry-subagent-sampling",
+		BeforeModelCallback: func(_ agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
+			if req.Config == nil {
+				req.Config = &genai.GenerateContentConfig{}
+			}
+			req.Config.Temperature, req.Config.TopP = &temperature, &topP
+			return nil, nil
+		},
+	})
 }
 
 // InvokeAgentToolName is the subagent tool's name, gemini-cli's.

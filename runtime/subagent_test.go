@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -333,5 +334,59 @@ func TestDeadline(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	if len(fired) != 0 {
 		t.Errorf("fired %d more times", len(fired))
+	}
+}
+
+// TestSubagentFromSettings: a session built from settings gives a local
+// agent its definition's prompt with the subagent rules, only the tools
+// it allows plus complete_task, and gemini-cli's sampling for markdown
+// agents (its temperature, topP 0.95); the parent's calls keep theirs.
+func TestSubagentFromSettings(t *testing.T) {
+	s := config.Defaults()
+	s.Workspace = t.TempDir()
+	s.Home = filepath.Join(t.TempDir(), ".agentry")
+	s.Session.Store = config.SessionStoreMemory
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "look"})),
+		callTurn("", fc("k1", CompleteTaskToolName, map[string]any{"result": "seen"})),
+		textTurn("done"),
+	)
+	temp := 0.25
+	def := agents.Definition{Name: "reader", Kind: agents.KindLocal, Description: "Reads.", SystemPrompt: "You are the reader.",
+		Tools: []string{"read_file", "glob"}, Temperature: &temp}
+	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{b: b}, Agents: []agents.Definition{def},
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parent.Close() })
+	run(t, parent, "go")
+	reqs := b.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	child := reqs[1].config
+	if child.Temperature == nil || *child.Temperature != 0.25 || child.TopP == nil || *child.TopP != 0.95 {
+		t.Errorf("child sampling: temperature %v topP %v", child.Temperature, child.TopP)
+	}
+	if p := reqs[0].config; p.Temperature != nil && *p.Temperature == 0.25 {
+		t.Error("the parent's call got the child's temperature")
+	}
+	var names []string
+	for _, tl := range child.Tools {
+		for _, d := range tl.FunctionDeclarations {
+			names = append(names, d.Name)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"complete_task", "glob", "read_file"}; !slices.Equal(names, want) {
+		t.Errorf("child tools %v, want %v", names, want)
+	}
+	sys := ""
+	for _, p := range child.SystemInstruction.Parts {
+		sys += p.Text
+	}
+	if !strings.HasPrefix(sys, "You are the reader.") || !strings.Contains(sys, "you MUST call the `complete_task` tool") {
+		t.Errorf("child system prompt:\n%s", sys)
 	}
 }
