@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/adk/v2/plugin"
@@ -270,7 +271,16 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		// A child gets its definition's subset of the parent's tools (its
 		// MCP servers' connections included) and complete_task, never
 		// another agent tool; its prompt is its definition's.
-		sessionTools = c.tools(append(set.Tools(), c.mcp...))
+		var missing []string
+		sessionTools, missing = c.tools(append(set.Tools(), c.mcp...))
+		if len(missing) > 0 {
+			log := opts.Logger
+			if log == nil {
+				log = slog.Default()
+			}
+			log.Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
+				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
+		}
 		instruction = c.def.SystemPrompt + subagentRules
 	} else if st := subagentsFor(s, ws.Root(), opts, func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver Approver) (*Session, error) {
 		cs := *s
@@ -540,9 +550,19 @@ type childSpec struct {
 }
 
 // tools returns the child's tools: those of all its definition allows,
-// then the extra ones (complete_task).
-func (c *childSpec) tools(all []tools.Tool) []tools.Tool {
-	var out []tools.Tool
+// then the extra ones (complete_task); and the plain names in the
+// definition's list that match none of all (a typo, or a tool excluded by
+// the settings).
+func (c *childSpec) tools(all []tools.Tool) (out []tools.Tool, missing []string) {
+	have := map[string]bool{}
+	for _, t := range all {
+		have[t.Name()] = true
+	}
+	for _, name := range c.def.Tools {
+		if !strings.ContainsAny(name, "*?[") && !strings.HasPrefix(name, "mcp_") && !have[name] {
+			missing = append(missing, name)
+		}
+	}
 	for _, t := range all {
 		allowed := c.def.AllowsTool(t.Name())
 		if m, ok := t.(mcpTool); ok {
@@ -553,7 +573,7 @@ func (c *childSpec) tools(all []tools.Tool) []tools.Tool {
 			out = append(out, t)
 		}
 	}
-	return append(out, c.extra...)
+	return append(out, c.extra...), missing
 }
 
 // subagentsFor returns the invoke_agent tool of a session, or nil when no
