@@ -260,7 +260,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress, chain: cfg.Chain,
 		tel: cfg.Telemetry, hooks: hb,
 		baseCtx: base, baseCancel: cancel,
-		streams: map[string]*stream{}, subs: map[uint64]func(Event){},
+		events: newEventLog(sc.now),
 	}, nil
 }
 

@@ -42,6 +42,10 @@ type Session struct {
 	baseCtx    context.Context
 	baseCancel context.CancelCauseFunc
 
+	// events is the session's event log: ids, one total order for the log
+	// and subscribers, per-stream replay.
+	events *eventLog
+
 	mu      sync.Mutex // guards the fields below
 	queue   []*stream
 	active  *stream
@@ -50,19 +54,8 @@ type Session struct {
 	// time it turns true.
 	idle        chan struct{}
 	closed      bool
-	streams     map[string]*stream
 	initialized bool
 	drained     sync.WaitGroup
-
-	// emitMu serialises emission: event ids, log order and subscriber calls
-	// follow one total order. Subscribers are called with emitMu held and
-	// logMu released, so they may call Events, Send or Abort.
-	emitMu  sync.Mutex
-	logMu   sync.RWMutex // guards events, subs, subList, nextSub
-	events  []Event
-	subs    map[uint64]func(Event)
-	subList []func(Event) // subs as a slice, replaced (never mutated) on change
-	nextSub uint64
 }
 
 // stream is one Send's activity.
@@ -73,8 +66,6 @@ type stream struct {
 	meta    map[string]any
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
-	counter int     // next event number; guarded by Session.emitMu
-	events  []Event // this stream's events; guarded by Session.logMu
 	// maxTurns, when positive, overrides the session's model-call limit.
 	maxTurns int
 	// ended is set when the run is over and only its last events remain
@@ -135,7 +126,7 @@ func (s *Session) send(ctx context.Context, p Send, maxTurns int) (string, error
 		st.cancel(ErrClosed)
 		return "", ErrClosed
 	}
-	s.streams[st.id] = st
+	s.events.open(st.id)
 	s.queue = append(s.queue, st)
 	if !s.running {
 		s.setRunning()
@@ -219,137 +210,19 @@ func (s *Session) Close() error {
 }
 
 // Events implements AgentProtocol.
-func (s *Session) Events() []Event {
-	s.logMu.RLock()
-	defer s.logMu.RUnlock()
-	out := make([]Event, len(s.events))
-	copy(out, s.events)
-	return out
-}
+func (s *Session) Events() []Event { return s.events.all() }
 
-// Subscribe implements AgentProtocol.
-func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) {
-	s.logMu.Lock()
-	id := s.addSubLocked(fn)
-	s.logMu.Unlock()
-	return func() { s.removeSub(id) }
-}
-
-// addSubLocked registers fn; logMu must be held.
-func (s *Session) addSubLocked(fn func(Event)) uint64 {
-	id := s.nextSub
-	s.nextSub++
-	s.subs[id] = fn
-	s.rebuildSubsLocked()
-	return id
-}
-
-func (s *Session) removeSub(id uint64) {
-	s.logMu.Lock()
-	defer s.logMu.Unlock()
-	if _, ok := s.subs[id]; ok {
-		delete(s.subs, id)
-		s.rebuildSubsLocked()
-	}
-}
-
-// rebuildSubsLocked replaces subList, so emit can use a snapshot without
-// copying it for every event.
-func (s *Session) rebuildSubsLocked() {
-	list := make([]func(Event), 0, len(s.subs))
-	for _, fn := range s.subs {
-		list = append(list, fn)
-	}
-	s.subList = list
-}
+// Subscribe implements AgentProtocol. Subscribers are called in the one
+// order of the log, so they may call Events, Send or Abort.
+func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.events.subscribe(fn) }
 
 // Stream implements AgentProtocol.
 func (s *Session) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
-		s.mu.Lock()
-		st, known := s.streams[streamID]
-		s.mu.Unlock()
-		if !known {
-			yield(Event{}, fmt.Errorf("%w %q", ErrUnknownStream, streamID))
-			return
-		}
-		q := &eventQueue{wake: make(chan struct{}, 1)}
-		// Snapshot and subscribe under one lock, so every event is seen
-		// exactly once: earlier ones from the snapshot, later ones from the
-		// subscription.
-		s.logMu.Lock()
-		q.items = append(q.items, st.events...)
-		id := s.addSubLocked(func(ev Event) {
-			if ev.StreamID == streamID {
-				q.push(ev)
-			}
-		})
-		s.logMu.Unlock()
-		defer s.removeSub(id)
-		for {
-			for _, ev := range q.take() {
-				if !yield(ev, nil) {
-					return
-				}
-				if ev.Type == EventAgentEnd {
-					return
-				}
-			}
-			select {
-			case <-q.wake:
-			case <-ctx.Done():
-				yield(Event{}, context.Cause(ctx))
-				return
-			}
-		}
-	}
+	return s.events.stream(ctx, streamID)
 }
 
-// eventQueue is an unbounded queue, so emission never waits for a slow
-// Stream consumer.
-type eventQueue struct {
-	mu    sync.Mutex
-	items []Event
-	wake  chan struct{}
-}
-
-func (q *eventQueue) push(ev Event) {
-	q.mu.Lock()
-	q.items = append(q.items, ev)
-	q.mu.Unlock()
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (q *eventQueue) take() []Event {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	items := q.items
-	q.items = nil
-	return items
-}
-
-// emit assigns the event its id and timestamp, appends it to the log and
-// hands it to subscribers.
-func (s *Session) emit(st *stream, ev Event) Event {
-	s.emitMu.Lock()
-	defer s.emitMu.Unlock()
-	ev.StreamID = st.id
-	ev.ID = fmt.Sprintf("%s-%d", st.id, st.counter)
-	st.counter++
-	ev.Timestamp = s.cfg.now()
-	s.logMu.Lock()
-	s.events = append(s.events, ev)
-	st.events = append(st.events, ev)
-	subs := s.subList
-	s.logMu.Unlock()
-	for _, fn := range subs {
-		fn(ev)
-	}
-	return ev
-}
+// emit stamps and logs an event of st.
+func (s *Session) emit(st *stream, ev Event) Event { return s.events.emit(st.id, ev) }
 
 // run executes one stream from its user message to its agent_end.
 func (s *Session) run(st *stream) {
