@@ -1,0 +1,935 @@
+package runtime
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	a2alog "github.com/a2aproject/a2a-go/v2/log"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/agentry-dev/agentry/agents"
+)
+
+// Limits of the calls a RemoteAgent makes besides its streams, which last
+// as long as the remote task does.
+const (
+	// remoteCardTimeout bounds the agent card request.
+	remoteCardTimeout = 30 * time.Second
+	// remoteCancelTimeout bounds the tasks/cancel call of an aborted
+	// stream, which runs after the stream's own context has ended.
+	remoteCancelTimeout = 10 * time.Second
+	// remoteTaskIDWait bounds how long an aborted stream waits for the
+	// remote task's id, so that it can cancel the task.
+	remoteTaskIDWait = 5 * time.Second
+)
+
+// RemoteConfig configures a RemoteAgent.
+type RemoteConfig struct {
+	// Definition is the remote agent: where its card is (AgentCardURL) or
+	// the card itself (AgentCardJSON), and its credentials.
+	Definition agents.Definition
+	// HTTPClient makes the card request and the HTTP transports' calls.
+	// Nil uses a client with connection timeouts but no overall one: a
+	// streamed task lasts as long as the remote agent works on it.
+	HTTPClient *http.Client
+	// Logger receives the agent's logs and the A2A client's; nil is
+	// slog.Default().
+	Logger *slog.Logger
+	// Now stamps events; nil is time.Now.
+	Now func() time.Time
+	// NewID names streams; nil gives random UUIDs.
+	NewID func() string
+}
+
+// RemoteAgent is the AgentProtocol of a remote A2A agent. Each Send that
+// carries a message sends it to the agent as one streamed A2A message and
+// starts a protocol stream: message{user}, agent_start, a message{agent}
+// for each status message and artifact update the agent streams back, an
+// error event if the task fails, and agent_end: completed, elicitation
+// when the task waits for input or authentication, failed, or aborted.
+// agent_end's data holds "result", the output reassembled as gemini-cli
+// does, and the A2A "taskState", "contextId" and "taskId"; every event's
+// _meta carries the contextId and taskId once the agent has named them.
+// As gemini-cli does, the agent keeps the contextId across streams, and
+// the taskId of a task that waits for input, so that the next message
+// answers it.
+//
+// Streams run one at a time, in Send order, like a Session's; a Send while
+// one runs queues behind it. A RemoteAgent is safe for concurrent use.
+type RemoteAgent struct {
+	def    agents.Definition
+	card   *a2a.AgentCard
+	client *a2aclient.Client
+	log    *slog.Logger
+	newID  func() string
+	// closeIdle releases the default HTTP client's connections; nil when
+	// the caller's client is used.
+	closeIdle func()
+
+	baseCtx    context.Context
+	baseCancel context.CancelCauseFunc
+
+	mu        sync.Mutex // guards the fields below
+	contextID string
+	taskID    a2a.TaskID
+	queue     []*remoteStream
+	active    *remoteStream
+	running   bool
+	closed    bool
+	streams   map[string]*remoteStream
+	drained   sync.WaitGroup
+
+	events *eventLog
+}
+
+var _ AgentProtocol = (*RemoteAgent)(nil)
+
+// remoteStream is one Send's exchange with the remote agent.
+type remoteStream struct {
+	id     string
+	user   []ContentPart
+	parts  a2a.ContentParts
+	meta   map[string]any
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	sent   chan struct{}
+	taskID a2a.TaskID    // the task this stream works on, once known
+	state  a2a.TaskState // the task's last state
+	// reason is the agent's message with a failed, rejected or canceled
+	// state.
+	reason  string
+	outcome *reassembler
+}
+
+// NewRemoteAgent connects to the remote agent of cfg.Definition: it gets
+// the agent card (from AgentCardURL with the SDK's resolver, or parsed from
+// AgentCardJSON; A2A v1.0 and v0.3 cards both), resolves the credentials,
+// and opens a client on the first of the card's interfaces the A2A client
+// supports: JSON-RPC, HTTP+JSON or gRPC, protocol 1.0 or 0.3.
+func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error) {
+	def := cfg.Definition
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("agent", def.Name)
+	now, newID := cfg.Now, cfg.NewID
+	if now == nil {
+		now = defaultNow
+	}
+	if newID == nil {
+		newID = defaultID
+	}
+	hc := cfg.HTTPClient
+	var closeIdle func()
+	if hc == nil {
+		// No Client.Timeout: it would cut a long task's event stream. The
+		// default transport's dial, TLS and idle timeouts still apply, and
+		// every request is bounded by its context.
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		hc = &http.Client{Transport: tr}
+		closeIdle = tr.CloseIdleConnections
+	}
+	fail := func(err error) (*RemoteAgent, error) {
+		if closeIdle != nil {
+			closeIdle()
+		}
+		return nil, fmt.Errorf("remote agent %s: %w", def.Name, err)
+	}
+	// Credentials are resolved once per connection: a missing variable is
+	// reported before anything is sent.
+	headers, err := def.Auth.Headers(nil)
+	if err != nil {
+		return fail(err)
+	}
+	card, err := resolveCard(a2alog.AttachLogger(ctx, log), def, hc, headers)
+	if err != nil {
+		return fail(err)
+	}
+	client, err := a2aclient.NewFromCard(ctx, card,
+		a2aclient.WithJSONRPCTransport(hc),
+		a2aclient.WithRESTTransport(hc),
+		a2aclient.WithTransport(a2a.TransportProtocolGRPC, a2aclient.TransportFactoryFn(newGRPCTransport)),
+		a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: hc}),
+		a2av0.WithRESTTransport(a2av0.RESTTransportConfig{Client: hc}),
+		a2aclient.WithCallInterceptors(
+			a2aclient.NewLoggingInterceptor(&a2aclient.LoggingConfig{Level: slog.LevelDebug, ErrorLevel: slog.LevelDebug}),
+			headerInterceptor{headers: headers},
+		),
+	)
+	if err != nil {
+		return fail(fmt.Errorf("connect to %q: %w", card.Name, err))
+	}
+	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	return &RemoteAgent{
+		def: def, card: card, client: client, log: log, newID: newID, closeIdle: closeIdle,
+		baseCtx: base, baseCancel: cancel,
+		streams: map[string]*remoteStream{},
+		events:  newEventLog(now),
+	}, nil
+}
+
+// resolveCard returns the definition's agent card. The credentials go with
+// the card request only when the definition says the card needs them: a
+// public card URL should not receive them.
+func resolveCard(ctx context.Context, def agents.Definition, hc *http.Client, headers map[string]string) (*a2a.AgentCard, error) {
+	// The v0.3 parser reads v1.0 cards too (supportedInterfaces wins), so
+	// one parser serves gemini-cli's a2a-server and current servers.
+	parse := a2av0.NewAgentCardParser()
+	if def.AgentCardJSON != "" {
+		card, err := parse([]byte(def.AgentCardJSON))
+		if err != nil {
+			return nil, fmt.Errorf("agent_card_json: %w", err)
+		}
+		return card, nil
+	}
+	if def.AgentCardURL == "" {
+		return nil, errors.New("no agent card: set agent_card_url or agent_card_json")
+	}
+	u, err := url.Parse(def.AgentCardURL)
+	if err != nil {
+		return nil, fmt.Errorf("agent_card_url: %w", err)
+	}
+	// The resolver joins a base URL and a path; agent_card_url is the
+	// card's full URL, or the agent's base URL for the well-known path.
+	base := url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host, RawQuery: u.RawQuery}
+	var opts []agentcard.ResolveOption
+	if p := u.EscapedPath(); p != "" && p != "/" {
+		opts = append(opts, agentcard.WithPath(p))
+	}
+	if def.Auth != nil && def.Auth.AgentCardRequiresAuth {
+		for k, v := range headers {
+			opts = append(opts, agentcard.WithRequestHeader(k, v))
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, remoteCardTimeout)
+	defer cancel()
+	resolver := &agentcard.Resolver{Client: hc, CardParser: parse}
+	card, err := resolver.Resolve(ctx, base.String(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("get agent card %s: %w", def.AgentCardURL, err)
+	}
+	return card, nil
+}
+
+// headerInterceptor adds the agent's credentials to every call as service
+// parameters, which the HTTP transports send as headers and gRPC as
+// metadata.
+type headerInterceptor struct {
+	a2aclient.PassthroughInterceptor
+	headers map[string]string
+}
+
+func (h headerInterceptor) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
+	for k, v := range h.headers {
+		req.ServiceParams[strings.ToLower(k)] = []string{v}
+	}
+	return ctx, nil, nil
+}
+
+// newGRPCTransport opens a gRPC connection to a card's interface: TLS,
+// except to a loopback address, where a local agent rarely has a
+// certificate and nothing leaves the machine.
+func newGRPCTransport(_ context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
+	creds := credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	if isLoopback(iface.URL) {
+		creds = insecure.NewCredentials()
+	}
+	conn, err := grpc.NewClient(iface.URL, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, err
+	}
+	return a2agrpc.NewGRPCTransport(conn), nil
+}
+
+// isLoopback reports whether a gRPC target ("host:port") is on this
+// machine.
+func isLoopback(target string) bool {
+	host, _, err := net.SplitHostPort(target)
+	if err != nil {
+		host = target
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Card returns the agent card the agent was reached through.
+func (r *RemoteAgent) Card() *a2a.AgentCard { return r.card }
+
+// ContextID returns the A2A context of the conversation, "" before the
+// agent has answered.
+func (r *RemoteAgent) ContextID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.contextID
+}
+
+// TaskID returns the task the next message continues: one that waits for
+// input, or "" when the next message starts a new task.
+func (r *RemoteAgent) TaskID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.taskID)
+}
+
+// Send implements AgentProtocol. Only messages are accepted: a remote
+// agent has no model or settings to update, so an update is an error
+// wrapping ErrInvalidSend. A Send while a stream runs queues behind it.
+func (r *RemoteAgent) Send(ctx context.Context, p Send) (string, error) {
+	if (p.Message == nil) == (p.Update == nil) {
+		return "", fmt.Errorf("%w: set exactly one of message and update", ErrInvalidSend)
+	}
+	if p.Update != nil {
+		return "", fmt.Errorf("%w: a remote agent takes messages, not updates", ErrInvalidSend)
+	}
+	parts, err := toA2AParts(p.Message.Content)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrInvalidSend, err)
+	}
+	user := p.Message.Content
+	if p.Message.DisplayContent != "" {
+		user = []ContentPart{TextPart(p.Message.DisplayContent)}
+	}
+	st := &remoteStream{id: r.newID(), user: user, parts: parts, meta: p.Meta, sent: make(chan struct{}), outcome: newReassembler()}
+	// A stream outlives the Send call that starts it.
+	st.ctx, st.cancel = context.WithCancelCause(r.baseCtx)
+	defer close(st.sent)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		st.cancel(ErrClosed)
+		return "", ErrClosed
+	}
+	r.streams[st.id] = st
+	r.events.open(st.id)
+	r.queue = append(r.queue, st)
+	if !r.running {
+		r.running = true
+		r.drained.Add(1)
+		go r.drain()
+	}
+	return st.id, nil
+}
+
+// drain runs queued streams until the queue is empty.
+func (r *RemoteAgent) drain() {
+	defer r.drained.Done()
+	for {
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.running, r.active = false, nil
+			r.mu.Unlock()
+			return
+		}
+		st := r.queue[0]
+		r.queue = r.queue[1:]
+		r.active = st
+		r.mu.Unlock()
+		r.run(st)
+		st.cancel(nil)
+	}
+}
+
+// Abort implements AgentProtocol: the running stream and every queued one
+// end aborted, and a remote task that was running is cancelled.
+func (r *RemoteAgent) Abort(cause error) {
+	if cause == nil {
+		cause = ErrAborted
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.active != nil {
+		r.active.cancel(cause)
+	}
+	for _, st := range r.queue {
+		st.cancel(cause)
+	}
+}
+
+// abortStream stops one stream, running or queued, leaving the others.
+func (r *RemoteAgent) abortStream(id string, cause error) {
+	r.mu.Lock()
+	st := r.streams[id]
+	r.mu.Unlock()
+	if st != nil {
+		st.cancel(cause)
+	}
+}
+
+// Close implements AgentProtocol: it aborts every stream, waits for the
+// running one to end (its remote task cancelled) and closes the client.
+func (r *RemoteAgent) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	r.mu.Unlock()
+	r.Abort(ErrClosed)
+	r.drained.Wait()
+	r.baseCancel(ErrClosed)
+	err := r.client.Destroy()
+	if r.closeIdle != nil {
+		r.closeIdle()
+	}
+	if err != nil {
+		return fmt.Errorf("remote agent %s: %w", r.def.Name, err)
+	}
+	return nil
+}
+
+// Events implements AgentProtocol.
+func (r *RemoteAgent) Events() []Event { return r.events.all() }
+
+// Subscribe implements AgentProtocol.
+func (r *RemoteAgent) Subscribe(fn func(Event)) (unsubscribe func()) {
+	return r.events.subscribe(fn)
+}
+
+// Stream implements AgentProtocol.
+func (r *RemoteAgent) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
+	return r.events.stream(ctx, streamID)
+}
+
+// emit stamps ev with the conversation's ids, which a driver (and the
+// invoke_agent tool, for its thread id) reads from _meta, and emits it.
+func (r *RemoteAgent) emit(st *remoteStream, ev Event) Event {
+	r.mu.Lock()
+	contextID := r.contextID
+	r.mu.Unlock()
+	if contextID != "" || st.taskID != "" {
+		meta := make(map[string]any, len(ev.Meta)+2)
+		maps.Copy(meta, ev.Meta)
+		if contextID != "" {
+			meta["contextId"] = contextID
+		}
+		if st.taskID != "" {
+			meta["taskId"] = string(st.taskID)
+		}
+		ev.Meta = meta
+	}
+	return r.events.emit(st.id, ev)
+}
+
+// run sends one stream's message and relays the agent's answer.
+func (r *RemoteAgent) run(st *remoteStream) {
+	<-st.sent
+	r.emit(st, Event{Type: EventMessage, Meta: st.meta, Message: &Message{Role: RoleUser, Content: st.user}})
+	r.emit(st, Event{Type: EventAgentStart})
+	if context.Cause(st.ctx) != nil {
+		r.finish(st, nil)
+		return
+	}
+	r.mu.Lock()
+	msg := a2a.NewMessage(a2a.MessageRoleUser, st.parts...)
+	msg.ContextID, msg.TaskID = r.contextID, r.taskID
+	st.taskID = r.taskID
+	r.mu.Unlock()
+	streamErr := r.exchange(st, &a2a.SendMessageRequest{Message: msg})
+	r.finish(st, streamErr)
+}
+
+// streamItem is one result of an A2A event stream.
+type streamItem struct {
+	ev  a2a.Event
+	err error
+}
+
+// exchange sends the stream's message and relays the agent's events until
+// the task completes, fails or waits for input, or the stream is aborted.
+//
+// The event stream does not end with the abort itself: cancelling the
+// remote task needs its id, which the first event brings. An abort that
+// comes before it waits for it, up to remoteTaskIDWait, relaying nothing
+// more; an abort after it stops at once.
+func (r *RemoteAgent) exchange(st *remoteStream, req *a2a.SendMessageRequest) error {
+	ctx, stop := context.WithCancel(a2alog.AttachLogger(r.baseCtx, r.log))
+	items := make(chan streamItem)
+	go func() {
+		defer close(items)
+		for ev, err := range r.client.SendStreamingMessage(ctx, req) {
+			select {
+			case items <- streamItem{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		stop()
+		for range items {
+		}
+	}()
+	aborted := st.ctx.Done()
+	var giveUp <-chan time.Time
+	for {
+		select {
+		case it, ok := <-items:
+			switch {
+			case !ok:
+				return nil
+			case it.err != nil:
+				return it.err
+			case st.ctx.Err() != nil:
+				if r.learn(st, it.ev) {
+					return nil
+				}
+			case r.relay(st, it.ev):
+				// The task is done or waits for input: the rest of the
+				// stream, if the server keeps it open, has nothing for us.
+				return nil
+			}
+		case <-aborted:
+			if st.taskID != "" {
+				return nil
+			}
+			aborted = nil
+			timer := time.NewTimer(remoteTaskIDWait)
+			defer timer.Stop()
+			giveUp = timer.C
+		case <-giveUp:
+			r.log.Warn("aborted before the remote agent named its task; the task cannot be cancelled")
+			return nil
+		}
+	}
+}
+
+// learn records the ids of an aborted stream's event, and reports whether
+// the stream has told what cancelling needs: the task, or that there is
+// none to cancel.
+func (r *RemoteAgent) learn(st *remoteStream, ev a2a.Event) bool {
+	var state a2a.TaskState
+	switch e := ev.(type) {
+	case *a2a.Message:
+		return true
+	case *a2a.Task:
+		state = e.Status.State
+	case *a2a.TaskStatusUpdateEvent:
+		state = e.Status.State
+	}
+	info := ev.TaskInfo()
+	r.track(st, info.ContextID, info.TaskID, state)
+	return st.taskID != "" || st.state.Terminal()
+}
+
+// relay emits the content of one A2A event, keeps the conversation's ids
+// as gemini-cli does, and reports whether the exchange is over.
+func (r *RemoteAgent) relay(st *remoteStream, ev a2a.Event) (done bool) {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		r.track(st, e.ContextID, e.ID, e.Status.State)
+		st.noteFailure(e.Status)
+		st.outcome.task(e)
+		if m := e.Status.Message; m != nil && m.Role != a2a.MessageRoleUser {
+			r.emitMessage(st, m.Parts, thoughtEvent(e.Metadata), map[string]any{"a2aEvent": "task"})
+		}
+		for _, a := range e.Artifacts {
+			r.emitMessage(st, a.Parts, false, artifactMeta(a, false))
+		}
+		return finalState(e.Status.State)
+	case *a2a.Message:
+		// A message answers without a task, and ends the exchange.
+		r.track(st, e.ContextID, e.TaskID, "")
+		st.outcome.message(e, false)
+		st.state = a2a.TaskStateCompleted
+		r.emitMessage(st, e.Parts, false, map[string]any{"a2aEvent": "message"})
+		return true
+	case *a2a.TaskStatusUpdateEvent:
+		r.track(st, e.ContextID, e.TaskID, e.Status.State)
+		st.noteFailure(e.Status)
+		thought := thoughtEvent(e.Metadata)
+		st.outcome.message(e.Status.Message, thought)
+		if m := e.Status.Message; m != nil {
+			r.emitMessage(st, m.Parts, thought, map[string]any{"a2aEvent": "status-update", "taskState": taskStateName(e.Status.State)})
+		}
+		return finalState(e.Status.State)
+	case *a2a.TaskArtifactUpdateEvent:
+		r.track(st, e.ContextID, e.TaskID, "")
+		st.outcome.artifact(e)
+		if e.Artifact != nil {
+			r.emitMessage(st, e.Artifact.Parts, false, artifactMeta(e.Artifact, e.Append))
+		}
+	}
+	return false
+}
+
+// track records the ids and state an event carries. As in gemini-cli, the
+// contextId is kept for the next call, and so is the taskId, until the task
+// ends (completed, failed, canceled, rejected): the next message then
+// starts a new task in the same context.
+func (r *RemoteAgent) track(st *remoteStream, contextID string, taskID a2a.TaskID, state a2a.TaskState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if contextID != "" {
+		r.contextID = contextID
+	}
+	if taskID != "" {
+		st.taskID = taskID
+	}
+	if state != a2a.TaskStateUnspecified {
+		st.state = state
+	}
+	switch {
+	case st.state.Terminal():
+		r.taskID = ""
+	case taskID != "":
+		r.taskID = taskID
+	}
+}
+
+// noteFailure keeps the agent's reason when a status ends the task other
+// than completed.
+func (st *remoteStream) noteFailure(s a2a.TaskStatus) {
+	if s.State.Terminal() && s.State != a2a.TaskStateCompleted && s.Message != nil {
+		st.reason = partsText(s.Message.Parts, "\n")
+	}
+}
+
+// finalState reports whether a task in state waits for nothing more from
+// this stream: it ended, or it waits for the caller.
+func finalState(s a2a.TaskState) bool {
+	return s.Terminal() || s == a2a.TaskStateInputRequired || s == a2a.TaskStateAuthRequired
+}
+
+// emitMessage emits parts as an agent message, when they hold anything.
+func (r *RemoteAgent) emitMessage(st *remoteStream, parts a2a.ContentParts, thought bool, meta map[string]any) {
+	content := fromA2AParts(parts, thought)
+	if len(content) == 0 {
+		return
+	}
+	r.emit(st, Event{Type: EventMessage, Meta: meta, Message: &Message{Role: RoleAgent, Content: content}})
+}
+
+// finish ends a stream: on an abort it cancels the remote task first, so
+// that the agent stops working on it; a failed task or call becomes a
+// fatal error event; agent_end carries the reassembled output.
+func (r *RemoteAgent) finish(st *remoteStream, streamErr error) {
+	cause := context.Cause(st.ctx)
+	if cause != nil && st.taskID != "" && !st.state.Terminal() {
+		r.cancelTask(st)
+	}
+	data := map[string]any{"result": st.outcome.String()}
+	if st.state != a2a.TaskStateUnspecified {
+		data["taskState"] = taskStateName(st.state)
+	}
+	if id := r.ContextID(); id != "" {
+		data["contextId"] = id
+	}
+	if st.taskID != "" {
+		data["taskId"] = string(st.taskID)
+	}
+	end := func(reason EndReason) {
+		r.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: reason, Data: data}})
+	}
+	failed := func(status, msg string) {
+		r.emit(st, Event{Type: EventError, Meta: map[string]any{"errorName": "RemoteAgentError", "exitCode": ExitGeneric},
+			Error: &ErrorData{Status: status, Message: msg, Fatal: true}})
+		end(EndFailed)
+	}
+	switch {
+	case cause != nil:
+		end(EndAborted)
+	case streamErr != nil:
+		r.log.Warn("remote agent call failed", "err", streamErr)
+		failed(remoteErrorStatus(streamErr), streamErr.Error())
+	case st.state == a2a.TaskStateFailed, st.state == a2a.TaskStateRejected, st.state == a2a.TaskStateCanceled:
+		msg := st.reason
+		if msg == "" {
+			msg = "the remote agent reported the task " + taskStateName(st.state)
+		}
+		failed(statusInternal, msg)
+	case st.state == a2a.TaskStateInputRequired, st.state == a2a.TaskStateAuthRequired:
+		end(EndElicitation)
+	default:
+		// Completed, or a stream the server closed early: what arrived is
+		// the answer, as gemini-cli takes it.
+		end(EndCompleted)
+	}
+}
+
+// cancelTask asks the agent to cancel an aborted stream's task. The
+// stream's context has ended, so the call has its own, bounded one. The
+// task is not continued afterwards, whether the call succeeded or not.
+func (r *RemoteAgent) cancelTask(st *remoteStream) {
+	ctx, cancel := context.WithTimeout(a2alog.AttachLogger(context.WithoutCancel(st.ctx), r.log), remoteCancelTimeout)
+	defer cancel()
+	if _, err := r.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: st.taskID}); err != nil {
+		r.log.Warn("cannot cancel the remote task", "task", st.taskID, "err", err)
+	} else {
+		st.state = a2a.TaskStateCanceled
+	}
+	r.mu.Lock()
+	if r.taskID == st.taskID {
+		r.taskID = ""
+	}
+	r.mu.Unlock()
+}
+
+// remoteErrorStatus maps an A2A call's error to a google.rpc.Code name.
+func remoteErrorStatus(err error) string {
+	switch {
+	case errors.Is(err, a2a.ErrUnauthenticated):
+		return statusUnauth
+	case errors.Is(err, a2a.ErrUnauthorized):
+		return "PERMISSION_DENIED"
+	case errors.Is(err, a2a.ErrTaskNotFound):
+		return "NOT_FOUND"
+	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest):
+		return statusInvalidArg
+	case errors.Is(err, a2a.ErrUnsupportedOperation), errors.Is(err, a2a.ErrMethodNotFound):
+		return "UNIMPLEMENTED"
+	}
+	return "UNAVAILABLE"
+}
+
+// taskStateName is a task state as gemini-cli and A2A v0.3 spell it:
+// "completed", "input-required".
+func taskStateName(s a2a.TaskState) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
+}
+
+// artifactMeta describes an artifact update in an event's _meta.
+func artifactMeta(a *a2a.Artifact, appended bool) map[string]any {
+	m := map[string]any{"a2aEvent": "artifact-update", "artifactId": string(a.ID)}
+	if a.Name != "" {
+		m["artifactName"] = a.Name
+	}
+	if appended {
+		m["append"] = true
+	}
+	return m
+}
+
+// thoughtEvent reports whether an event's metadata marks it as the agent's
+// thinking: gemini-cli's a2a-server sends thoughts as status updates with
+// coderAgent.kind "thought".
+func thoughtEvent(meta map[string]any) bool {
+	ca, _ := meta["coderAgent"].(map[string]any)
+	kind, _ := ca["kind"].(string)
+	return kind == "thought"
+}
+
+// thoughtPart reports whether a part is marked as thinking, as ADK's A2A
+// executor marks it.
+func thoughtPart(p *a2a.Part) bool {
+	t, _ := p.Metadata["adk_thought"].(bool)
+	return t
+}
+
+// toA2AParts converts a user message to A2A parts.
+func toA2AParts(content []ContentPart) (a2a.ContentParts, error) {
+	var out a2a.ContentParts
+	for i, p := range content {
+		switch p.Type {
+		case PartText, PartReference:
+			out = append(out, a2a.NewTextPart(p.Text))
+		case PartThought:
+			// The caller's thinking is not the remote agent's business.
+		case PartMedia:
+			switch {
+			case p.Data != "":
+				data, err := base64.StdEncoding.DecodeString(p.Data)
+				if err != nil {
+					return nil, fmt.Errorf("content[%d]: media data is not base64: %w", i, err)
+				}
+				part := a2a.NewRawPart(data)
+				part.MediaType = p.MimeType
+				out = append(out, part)
+			case p.URI != "":
+				out = append(out, a2a.NewFileURLPart(a2a.URL(p.URI), p.MimeType))
+			default:
+				return nil, fmt.Errorf("content[%d]: media part needs data or uri", i)
+			}
+		default:
+			return nil, fmt.Errorf("content[%d]: unknown part type %q", i, p.Type)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the message has no content")
+	}
+	return out, nil
+}
+
+// fromA2AParts converts an agent's parts to content parts; thought marks
+// them all as thinking.
+func fromA2AParts(parts a2a.ContentParts, thought bool) []ContentPart {
+	var out []ContentPart
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			if thought || thoughtPart(p) {
+				out = append(out, ContentPart{Type: PartThought, Thought: string(c)})
+			} else {
+				out = append(out, TextPart(string(c)))
+			}
+		case a2a.Data:
+			if s := thoughtSummary(c.Value); thought && s != "" {
+				out = append(out, ContentPart{Type: PartThought, Thought: s})
+				continue
+			}
+			b, err := json.Marshal(c.Value)
+			if err != nil {
+				continue
+			}
+			out = append(out, ContentPart{Type: PartText, Text: string(b), MimeType: "application/json"})
+		case a2a.Raw:
+			out = append(out, ContentPart{Type: PartMedia, Data: base64.StdEncoding.EncodeToString(c), MimeType: p.MediaType})
+		case a2a.URL:
+			out = append(out, ContentPart{Type: PartMedia, URI: string(c), MimeType: p.MediaType})
+		}
+	}
+	return out
+}
+
+// thoughtSummary reads gemini-cli's thought data part, {subject,
+// description}.
+func thoughtSummary(v any) string {
+	m, _ := v.(map[string]any)
+	subject, _ := m["subject"].(string)
+	desc, _ := m["description"].(string)
+	return strings.TrimSpace(strings.TrimSpace(subject) + "\n" + strings.TrimSpace(desc))
+}
+
+// reassembler rebuilds a task's output from its streamed pieces as
+// gemini-cli's A2AResultReassembler does: the status messages in order
+// (a repeat of the previous one dropped), then each artifact with its
+// chunks joined. Thoughts are left out: they are how the agent worked, not
+// what it answered.
+type reassembler struct {
+	messages []string
+	order    []a2a.ArtifactID
+	arts     map[a2a.ArtifactID]*artifactText
+}
+
+type artifactText struct {
+	name   string
+	chunks []string
+}
+
+func newReassembler() *reassembler {
+	return &reassembler{arts: map[a2a.ArtifactID]*artifactText{}}
+}
+
+func (a *reassembler) message(m *a2a.Message, thought bool) {
+	if m == nil || thought {
+		return
+	}
+	text := partsText(m.Parts, "\n")
+	if text != "" && (len(a.messages) == 0 || a.messages[len(a.messages)-1] != text) {
+		a.messages = append(a.messages, text)
+	}
+}
+
+func (a *reassembler) artifact(e *a2a.TaskArtifactUpdateEvent) {
+	if e.Artifact == nil {
+		return
+	}
+	text := partsText(e.Artifact.Parts, "")
+	at, ok := a.arts[e.Artifact.ID]
+	switch {
+	case !ok:
+		a.order = append(a.order, e.Artifact.ID)
+		a.arts[e.Artifact.ID] = &artifactText{name: e.Artifact.Name, chunks: []string{text}}
+	case e.Append:
+		at.chunks = append(at.chunks, text)
+	default:
+		at.name, at.chunks = e.Artifact.Name, []string{text}
+	}
+}
+
+func (a *reassembler) task(t *a2a.Task) {
+	if m := t.Status.Message; m != nil && m.Role != a2a.MessageRoleUser {
+		a.message(m, thoughtEvent(t.Metadata))
+	}
+	for _, art := range t.Artifacts {
+		a.artifact(&a2a.TaskArtifactUpdateEvent{Artifact: art})
+	}
+	// gemini-cli's fallback: a finished task that brought no message or
+	// artifact answers with its last agent message in the history.
+	if t.Status.State.Terminal() && len(a.messages) == 0 && len(a.order) == 0 {
+		for i := len(t.History) - 1; i >= 0; i-- {
+			if m := t.History[i]; m != nil && m.Role == a2a.MessageRoleAgent {
+				a.message(m, false)
+				break
+			}
+		}
+	}
+}
+
+// String is the output as the caller's model reads it.
+func (a *reassembler) String() string {
+	var arts []string
+	for _, id := range a.order {
+		at := a.arts[id]
+		header := "Artifact:"
+		if at.name != "" {
+			header = fmt.Sprintf("Artifact (%s):", at.name)
+		}
+		arts = append(arts, header+"\n"+strings.Join(at.chunks, ""))
+	}
+	return strings.Join(append(append([]string(nil), a.messages...), arts...), "\n\n")
+}
+
+// partsText is the text of parts as gemini-cli renders them: text as is,
+// data as JSON, files by name or address; thinking left out.
+func partsText(parts a2a.ContentParts, sep string) string {
+	var out []string
+	for _, p := range parts {
+		if p == nil || thoughtPart(p) {
+			continue
+		}
+		var s string
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			s = string(c)
+		case a2a.Data:
+			b, err := json.Marshal(c.Value)
+			if err == nil {
+				s = "Data: " + string(b)
+			}
+		case a2a.Raw, a2a.URL:
+			switch {
+			case p.Filename != "":
+				s = "File: " + p.Filename
+			case p.URL() != "":
+				s = "File: " + string(p.URL())
+			default:
+				s = "File: [binary/unnamed]"
+			}
+		}
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, sep)
+}
