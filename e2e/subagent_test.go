@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +86,16 @@ func TestSubagentFromDefinition(t *testing.T) {
 	}
 	if first := lines(t, string(data))[0]; first["kind"] != "subagent" || first["sessionId"] != childID {
 		t.Errorf("child transcript metadata %v", first)
+	}
+	// Deleting the conversation deletes the child's session and files.
+	if del := e.run("", "sessions", "delete", sessionID); del.code != 0 {
+		t.Fatalf("delete: exit %d\n%s", del.code, del.stderr)
+	}
+	if show := e.run("", "sessions", "show", childID); show.code != 42 {
+		t.Errorf("the child's session outlived its parent's delete: exit %d", show.code)
+	}
+	if _, err := os.Stat(filepath.Dir(files[0])); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("chats/%s/ outlived the delete: %v", sessionID, err)
 	}
 }
 

@@ -132,12 +132,38 @@ func GetSession(ctx context.Context, svc session.Service, id string) (session.Se
 	return resp.Session, nil
 }
 
-// DeleteSession removes a stored session.
-func DeleteSession(ctx context.Context, svc session.Service, id string) error {
-	if _, err := GetSession(ctx, svc, id); err != nil {
-		return err
+// DeleteSession removes a stored session and the child sessions of the
+// subagents it ran, and returns the transcript files of every session it
+// removed, for the caller to delete.
+func DeleteSession(ctx context.Context, svc session.Service, id string) (transcripts []string, err error) {
+	sess, err := GetSession(ctx, svc, id)
+	if err != nil {
+		return nil, err
 	}
-	return svc.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: id})
+	resp, err := svc.List(ctx, &session.ListRequest{AppName: appName, UserID: userID})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	remove := []session.Session{sess}
+	for _, s := range resp.Sessions {
+		if p, _ := s.State().Get(StateParent); p == id {
+			remove = append(remove, s)
+		}
+	}
+	// Children first: a failure half-way leaves the parent listed, so
+	// the delete can be run again.
+	for i := len(remove) - 1; i >= 0; i-- {
+		s := remove[i]
+		if err := svc.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: s.ID()}); err != nil {
+			return transcripts, fmt.Errorf("delete session %s: %w", s.ID(), err)
+		}
+		if p, _ := s.State().Get(StateTranscript); p != nil {
+			if path, _ := p.(string); path != "" {
+				transcripts = append(transcripts, path)
+			}
+		}
+	}
+	return transcripts, nil
 }
 
 // ErrNoSession reports a session id the store does not hold.

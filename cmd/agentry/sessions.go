@@ -8,6 +8,7 @@ import (
 	goio "io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -133,22 +134,27 @@ the message ids; the next "agentry run --resume ID" continues from there.`,
 	rewind.Flags().StringVar(&to, "to", "", "the id of the first message to drop")
 	del := &cobra.Command{
 		Use:   "delete ID",
-		Short: "Delete a stored session",
+		Short: "Delete a stored session, with its subagents' sessions and the transcripts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return with(c, func(ctx context.Context, _ *config.Settings, store sessionStore) error {
-				sess, err := runtime.GetSession(ctx, store, args[0])
+				transcripts, err := runtime.DeleteSession(ctx, store, args[0])
+				var errs []error
+				for _, path := range transcripts {
+					if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						errs = append(errs, err)
+					}
+					// A subagent's transcript lives in a directory named
+					// after its parent; the last one out removes it.
+					if dir := filepath.Dir(path); filepath.Base(dir) == args[0] {
+						_ = os.Remove(dir) // fails, as it should, while not empty
+					}
+				}
 				if err != nil {
 					return err
 				}
-				p, _ := sess.State().Get(runtime.StateTranscript)
-				if err := runtime.DeleteSession(ctx, store, args[0]); err != nil {
-					return err
-				}
-				if path, _ := p.(string); path != "" {
-					if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-						return fmt.Errorf("session %s deleted, but not its transcript: %w", args[0], err)
-					}
+				if len(errs) > 0 {
+					return fmt.Errorf("session %s deleted, but not all its transcripts: %w", args[0], errors.Join(errs...))
 				}
 				return nil
 			})
