@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -388,5 +389,46 @@ func TestSubagentFromSettings(t *testing.T) {
 	}
 	if !strings.HasPrefix(sys, "You are the reader.") || !strings.Contains(sys, "you MUST call the `complete_task` tool") {
 		t.Errorf("child system prompt:\n%s", sys)
+	}
+}
+
+// TestSubagentSharesAvailability: parent and child share one model
+// availability. The child finds Pro out of daily quota and falls back to
+// Flash; the parent's next call goes straight to Flash, without trying Pro
+// again.
+func TestSubagentSharesAvailability(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.EnqueueFor("gemini-2.5-pro",
+		fakegemini.Call(InvokeAgentToolName, map[string]any{"agent_name": "helper", "prompt": "help"}), // parent
+		fakegemini.RateLimitPerDay(), // child
+	)
+	srv.EnqueueFor("gemini-2.5-flash",
+		fakegemini.Call(CompleteTaskToolName, map[string]any{"result": "helped"}), // child, after its fallback
+		fakegemini.Text("thanks"), // parent
+	)
+	s := settingsWith("gemini-2.5-pro", silentChain)
+	s.Workspace = t.TempDir()
+	s.Home = filepath.Join(t.TempDir(), ".agentry")
+	s.Session.Store = config.SessionStoreMemory
+	s.Credentials.GeminiAPIKey = fakegemini.DefaultAPIKey
+	s.Gemini.BaseURL = srv.URL
+	def := agents.Definition{Name: "helper", Kind: agents.KindLocal, Description: "Helps."}
+	parent, err := FromSettings(t.Context(), &s, Options{Agents: []agents.Definition{def}, Logger: slog.New(slog.DiscardHandler),
+		Retry: RetryConfig{NewTimer: (&timers{}).New}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parent.Close() })
+	evs := run(t, parent, "go")
+	if last(evs).AgentEnd.Reason != EndCompleted {
+		t.Fatalf("parent ended %+v", last(evs).AgentEnd)
+	}
+	var models []string
+	for _, r := range srv.Requests() {
+		models = append(models, r.Model)
+	}
+	want := []string{"gemini-2.5-pro", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash"}
+	if !slices.Equal(models, want) {
+		t.Errorf("requests went to %v, want %v", models, want)
 	}
 }
