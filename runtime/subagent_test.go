@@ -432,3 +432,27 @@ func TestSubagentSharesAvailability(t *testing.T) {
 		t.Errorf("requests went to %v, want %v", models, want)
 	}
 }
+
+// TestSubagentMaxTurnsFails: a child at its turn limit that does not
+// complete the task in its grace turn either gives the parent gemini-cli's
+// max-turns failure.
+func TestSubagentMaxTurnsFails(t *testing.T) {
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "read everything"})),
+		callTurn("", fc("k1", "read", map[string]any{"path": "a"})),
+		callTurn("", fc("k2", "read", map[string]any{"path": "b"})),
+		textTurn("still reading"),
+		textTurn("ok"),
+	)
+	read := &fakeTool{name: "read", kind: tools.KindRead}
+	sub := newSubagentTool([]agents.Definition{readerDef(2)}, childFactory(t, b, []tools.Tool{read}), nil)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	run(t, s, "go")
+	want := "Subagent 'reader' finished.\nTermination Reason: MAX_TURNS\nResult:\nAgent reached max turns limit (2)."
+	if got := subagentResult(t, b, "p1"); got != want {
+		t.Errorf("parent got %q, want %q", got, want)
+	}
+	if read.Calls() != 2 {
+		t.Errorf("read ran %d times, want 2", read.Calls())
+	}
+}
