@@ -14,6 +14,25 @@ import (
 // TestAbortRealShellCommand aborts a real shell command whose child keeps
 // running: the whole process group is gone afterwards, the call is answered,
 // and the next Send on the same session succeeds.
+// runningPID waits for a shell command to write its background process's
+// pid to file, and checks that the process runs.
+func runningPID(t *testing.T, file string) int {
+	t.Helper()
+	var pid int
+	proctest.Eventually(t, "the command to start", func() bool {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil && pid > 0
+	})
+	if !proctest.Running(pid) {
+		t.Fatalf("sleep %d is not running", pid)
+	}
+	return pid
+}
+
 func TestAbortRealShellCommand(t *testing.T) {
 	dir := t.TempDir()
 	ws, err := tools.NewWorkspace(dir)
@@ -34,18 +53,7 @@ func TestAbortRealShellCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	proctest.Eventually(t, "the command to start", func() bool {
-		data, err := os.ReadFile(filepath.Join(dir, "sleep.pid"))
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil && pid > 0
-	})
-	if !proctest.Running(pid) {
-		t.Fatalf("sleep %d is not running", pid)
-	}
+	pid := runningPID(t, filepath.Join(dir, "sleep.pid"))
 	s.Abort(nil)
 	evs := collectStream(t, s, id)
 	if r := last(evs).AgentEnd.Reason; r != EndAborted {

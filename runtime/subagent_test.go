@@ -3,10 +3,8 @@ package runtime
 import (
 	"context"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +36,15 @@ func childFactory(t *testing.T, b *script, all []tools.Tool) SubagentFactory {
 			Approver: approver, MaxTurns: maxTurns, Retry: RetryConfig{NewTimer: (&timers{}).New},
 		})
 	}
+}
+
+// childTestSettings is s with a fresh workspace and home and the
+// in-memory store, for sessions built from settings.
+func childTestSettings(t *testing.T, s config.Settings) config.Settings {
+	s.Workspace = t.TempDir()
+	s.Home = filepath.Join(t.TempDir(), ".agentry")
+	s.Session.Store = config.SessionStoreMemory
+	return s
 }
 
 func readerDef(maxTurns int) agents.Definition {
@@ -202,10 +209,7 @@ func TestSubagentConfirmationReachesParent(t *testing.T) {
 // aborting the parent kills the command's whole process group, the
 // parent's stream ends aborted, and the parent takes the next prompt.
 func TestSubagentAbortKillsChildShell(t *testing.T) {
-	s := config.Defaults()
-	s.Workspace = t.TempDir()
-	s.Home = filepath.Join(t.TempDir(), ".agentry")
-	s.Session.Store = config.SessionStoreMemory
+	s := childTestSettings(t, config.Defaults())
 	s.General.DefaultApprovalMode = config.ApprovalYolo
 	b := newScript(
 		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "runner", "prompt": "sleep"})),
@@ -223,18 +227,7 @@ func TestSubagentAbortKillsChildShell(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	proctest.Eventually(t, "the child's command to start", func() bool {
-		data, err := os.ReadFile(filepath.Join(s.Workspace, "sleep.pid"))
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil && pid > 0
-	})
-	if !proctest.Running(pid) {
-		t.Fatalf("sleep %d is not running", pid)
-	}
+	pid := runningPID(t, filepath.Join(s.Workspace, "sleep.pid"))
 	parent.Abort(nil)
 	evs := collectStream(t, parent, id)
 	if r := last(evs).AgentEnd.Reason; r != EndAborted {
@@ -343,10 +336,7 @@ func TestDeadline(t *testing.T) {
 // it allows plus complete_task, and gemini-cli's sampling for markdown
 // agents (its temperature, topP 0.95); the parent's calls keep theirs.
 func TestSubagentFromSettings(t *testing.T) {
-	s := config.Defaults()
-	s.Workspace = t.TempDir()
-	s.Home = filepath.Join(t.TempDir(), ".agentry")
-	s.Session.Store = config.SessionStoreMemory
+	s := childTestSettings(t, config.Defaults())
 	b := newScript(
 		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "look"})),
 		callTurn("", fc("k1", CompleteTaskToolName, map[string]any{"result": "seen"})),
@@ -406,10 +396,7 @@ func TestSubagentSharesAvailability(t *testing.T) {
 		fakegemini.Call(CompleteTaskToolName, map[string]any{"result": "helped"}), // child, after its fallback
 		fakegemini.Text("thanks"), // parent
 	)
-	s := settingsWith("gemini-2.5-pro", silentChain)
-	s.Workspace = t.TempDir()
-	s.Home = filepath.Join(t.TempDir(), ".agentry")
-	s.Session.Store = config.SessionStoreMemory
+	s := childTestSettings(t, settingsWith("gemini-2.5-pro", silentChain))
 	s.Credentials.GeminiAPIKey = fakegemini.DefaultAPIKey
 	s.Gemini.BaseURL = srv.URL
 	def := agents.Definition{Name: "helper", Kind: agents.KindLocal, Description: "Helps."}
