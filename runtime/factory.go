@@ -56,8 +56,9 @@ type Options struct {
 	// Telemetry, when set, is shared by the session and not shut down with
 	// it; nil makes the session its own from the telemetry settings.
 	Telemetry *telemetry.Telemetry
-	// Agents are the subagents the session may hand tasks to; nil loads
-	// the definitions of the workspace (trusted only) and the user.
+	// Agents are the subagents the session may hand tasks to, as
+	// LoadAgents returns them (a driver that builds many sessions loads
+	// them once); nil makes the session load them itself.
 	Agents []agents.Definition
 
 	// child, when set, makes the session a subagent's child session.
@@ -282,7 +283,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
 		}
 		instruction = c.def.SystemPrompt + subagentRules
-	} else if st := subagentsFor(s, ws.Root(), opts, func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver Approver) (*Session, error) {
+	} else if st := subagentsFor(s, opts, func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver Approver) (*Session, error) {
 		cs := *s
 		if def.Model != "" && def.Model != "inherit" {
 			cs.Model.Name = def.Model
@@ -577,10 +578,9 @@ func (c *childSpec) tools(all []tools.Tool) (out []tools.Tool, missing []string)
 }
 
 // subagentsFor returns the invoke_agent tool of a session, or nil when no
-// subagent is defined. Definitions come from opts.Agents or, when
-// nil, from the workspace (trusted only) and the user's directories; a
-// file that does not load is reported and left out.
-func subagentsFor(s *config.Settings, workspace string, opts Options, newChild SubagentFactory) *subagentTool {
+// subagent is defined. Definitions come from opts.Agents or, when nil,
+// from LoadAgents, whose problems are logged.
+func subagentsFor(s *config.Settings, opts Options, newChild SubagentFactory) *subagentTool {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -588,20 +588,12 @@ func subagentsFor(s *config.Settings, workspace string, opts Options, newChild S
 	defs := opts.Agents
 	if defs == nil {
 		var errs []error
-		defs, errs = agents.Load(agents.LoadConfig{Workspace: workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
+		defs, errs = LoadAgents(s)
 		for _, err := range errs {
 			log.Warn("subagent definition left out", "err", err)
 		}
 	}
-	usable := make([]agents.Definition, 0, len(defs))
-	for _, d := range defs {
-		if err := CheckAgent(d); err != nil {
-			log.Warn("subagent definition left out", "err", err)
-			continue
-		}
-		usable = append(usable, d)
-	}
-	st := newSubagentTool(usable, newChild, opts.Approver)
+	st := newSubagentTool(defs, newChild, opts.Approver)
 	if st == nil {
 		return nil
 	}

@@ -291,7 +291,7 @@ func TestSubagentDeadlinePausesForConfirmation(t *testing.T) {
 		textTurn("ok"),
 	)
 	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
-	const limit = 50 * time.Millisecond
+	const limit = 200 * time.Millisecond
 	slowHuman := approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) {
 		time.Sleep(5 * limit) // well past the limit, had it kept running
 		return ProceedOnce, nil

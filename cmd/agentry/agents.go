@@ -68,13 +68,9 @@ workspace holds and names defined twice are warnings.`,
 				*exit, _ = exitFor(err)
 				return nil
 			}
-			defs, errs := agents.Load(agents.LoadConfig{Workspace: s.Workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
+			defs, errs := runtime.LoadAgents(s)
 			out := agentsListing{Agents: []agentListing{}, Errors: []string{}, Warnings: []string{}}
 			for _, d := range defs {
-				if err := runtime.CheckAgent(d); err != nil {
-					errs = append(errs, err)
-					continue
-				}
 				maxTurns, timeout := d.MaxTurns, d.TimeoutMins
 				if d.Kind == agents.KindLocal {
 					if maxTurns == 0 {

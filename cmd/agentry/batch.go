@@ -683,17 +683,10 @@ func (b *batch) space(ctx context.Context, workspace string) *batchSpace {
 			}
 		}
 		sp.settings = s
-		defs, errs := agents.Load(agents.LoadConfig{Workspace: s.Workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
-		sp.agents = make([]agents.Definition, 0, len(defs))
+		var errs []error
+		sp.agents, errs = runtime.LoadAgents(s)
 		for _, err := range errs {
 			b.log.Warn("subagent definition left out", "err", err)
-		}
-		for _, d := range defs {
-			if err := runtime.CheckAgent(d); err != nil {
-				b.log.Warn("subagent definition left out", "err", err)
-				continue
-			}
-			sp.agents = append(sp.agents, d)
 		}
 		sp.resolver = runtime.NewResolver(s, nil, nil)
 		sp.tel, sp.closeTel, sp.err = runtime.OpenTelemetry(ctx, s, b.log)
