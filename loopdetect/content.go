@@ -1,7 +1,7 @@
 package loopdetect
 
 import (
-	"crypto/sha256"
+	"hash/maphash"
 	"regexp"
 	"strings"
 	"sync"
@@ -145,22 +145,25 @@ func (d *Detector) analyze() bool {
 	return false
 }
 
-// hash is the SHA-256 of chunk's UTF-16LE bytes. gemini-cli hashes UTF-8,
+// hash is a seeded 64-bit hash of chunk's UTF-16LE bytes, where
+// gemini-cli takes the SHA-256 of its UTF-8: a hash only proposes a
+// candidate, which loopAtChunk confirms by comparing the text, so the
+// cheaper hash finds the same loops. gemini-cli hashes UTF-8,
 // in which lone surrogates (a window can split a pair) all become U+FFFD;
 // hashing the code units keeps those chunks apart, which only matters for
 // the hash-collision path and never changes a detection.
-func (d *Detector) hash(chunk []uint16) [32]byte {
+func (d *Detector) hash(chunk []uint16) uint64 {
 	b := d.hashBuf[:0]
 	for _, u := range chunk {
 		b = append(b, byte(u), byte(u>>8))
 	}
 	d.hashBuf = b
-	return sha256.Sum256(b)
+	return maphash.Bytes(d.seed, b)
 }
 
 // loopAtChunk records the chunk at d.lastIndex and decides whether its
 // recent occurrences form a loop; it is gemini-cli's isLoopDetectedForChunk.
-func (d *Detector) loopAtChunk(chunk []uint16, h [32]byte) bool {
+func (d *Detector) loopAtChunk(chunk []uint16, h uint64) bool {
 	idx, seen := d.stats[h]
 	if !seen {
 		d.stats[h] = []int{d.lastIndex}

@@ -23,6 +23,7 @@ package loopdetect
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"log/slog"
 	"sync"
 
@@ -174,10 +175,14 @@ type Detector struct {
 	// for each chunk hash, the positions where that chunk starts; the next
 	// position to examine; whether the stream is inside a ``` block.
 	content     []uint16
-	stats       map[[32]byte][]int
+	stats       map[uint64][]int
 	lastIndex   int
 	inCodeBlock bool
-	hashBuf     []byte
+	// seed keys the chunk hash. gemini-cli hashes chunks with SHA-256;
+	// a hash here only finds candidates, each confirmed by comparing the
+	// text, so a fast non-cryptographic one decides the same.
+	seed    maphash.Seed
+	hashBuf []byte
 
 	// LLM check scheduling.
 	turns         int
@@ -203,7 +208,8 @@ func New(cfg Config, check Checker) *Detector {
 		cfg:   cfg,
 		check: check,
 		log:   slog.Default(),
-		stats: make(map[[32]byte][]int),
+		stats: make(map[uint64][]int),
+		seed:  maphash.MakeSeed(),
 	}
 	d.interval = cfg.LLMCheckInterval
 	return d

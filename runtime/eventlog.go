@@ -24,10 +24,12 @@ type eventLog struct {
 	nextSub uint64
 }
 
-// streamLog is one stream's part of the log.
+// streamLog is one stream's part of the log: its events' positions in
+// the log (a copy of each event would double the log's memory, and a
+// streamed answer emits an event per delta).
 type streamLog struct {
 	counter int
-	events  []Event
+	at      []int32
 }
 
 // newEventLog returns an empty log whose events are stamped with now.
@@ -59,8 +61,8 @@ func (l *eventLog) emit(streamID string, ev Event) Event {
 	ev.ID = fmt.Sprintf("%s-%d", streamID, st.counter)
 	st.counter++
 	ev.Timestamp = l.now()
+	st.at = append(st.at, int32(len(l.events)))
 	l.events = append(l.events, ev)
-	st.events = append(st.events, ev)
 	subs := l.subList
 	l.mu.Unlock()
 	for _, fn := range subs {
@@ -121,7 +123,9 @@ func (l *eventLog) stream(ctx context.Context, streamID string) iter.Seq2[Event,
 			yield(Event{}, fmt.Errorf("%w %q", ErrUnknownStream, streamID))
 			return
 		}
-		q.items = append(q.items, st.events...)
+		for _, i := range st.at {
+			q.items = append(q.items, l.events[i])
+		}
 		id := l.addSubLocked(func(ev Event) {
 			if ev.StreamID == streamID {
 				q.push(ev)

@@ -58,6 +58,10 @@ type ApprovalRequest struct {
 	Args        map[string]any
 	// MCP is set for a tool of an MCP server: gemini-cli's McpDetails.
 	MCP *MCPDetails
+	// Diff is the change an edit tool's call would make (tools.Previewer),
+	// for the prompt to show; nil for other tools or when the preview
+	// failed (the call will then fail the same way when it runs).
+	Diff *tools.FileDiff
 }
 
 // MCPDetails name the MCP server and tool behind a call, for approval
@@ -72,6 +76,25 @@ type MCPDetails struct {
 // call that needs a human is denied there.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (Outcome, error)
+}
+
+// EditingApprover is an Approver whose human may change the call before
+// approving it, such as the content of a file an edit writes. The
+// scheduler uses ApproveEdit in place of Approve when the approver has it.
+type EditingApprover interface {
+	Approver
+	// ApproveEdit is Approve returning, with a proceed outcome, the
+	// arguments the call runs with instead of the model's; nil keeps them.
+	ApproveEdit(ctx context.Context, req ApprovalRequest) (Outcome, map[string]any, error)
+}
+
+// ExecutionObserver is implemented by an Approver that reports when a
+// call, approved or allowed by the policy, starts to execute (the A2A
+// server's EXECUTING status). Executing is called on the scheduler's
+// goroutine after the call's tool_request event and before any of its
+// tool_update events.
+type ExecutionObserver interface {
+	Executing(ctx context.Context, callID string)
 }
 
 // Policy decides which tool calls run without a human, following gemini-cli's

@@ -113,7 +113,19 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 			server, name, _ := m.MCP()
 			req.MCP = &MCPDetails{ServerName: server, ToolName: name}
 		}
-		outcome, err := st.approver.Approve(ctx, req)
+		if p, ok := st.t.(tools.Previewer); ok {
+			req.Diff, _ = p.Preview(args)
+		}
+		var outcome Outcome
+		var edited map[string]any
+		if ea, ok := st.approver.(EditingApprover); ok {
+			outcome, edited, err = ea.ApproveEdit(ctx, req)
+		} else {
+			outcome, err = st.approver.Approve(ctx, req)
+		}
+		if err == nil && edited != nil && (outcome == ProceedOnce || outcome == ProceedAlways) {
+			args = edited
+		}
 		if err != nil {
 			info.errType = tools.ErrCancelled
 			return nil, fmt.Errorf("approval of %s failed: %w", st.t.Name(), err)
@@ -138,6 +150,9 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		info.decision = "auto_accept"
 	}
 
+	if o, ok := st.approver.(ExecutionObserver); ok {
+		o.Executing(ctx, callID)
+	}
 	call := tools.Call{ID: callID, Args: args}
 	if ss != nil {
 		call.Output = func(chunk string) { ss.toolOutput(callID, chunk) }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -530,4 +532,22 @@ func runEndErr(cause, runErr error) error {
 		return nil
 	}
 	return runErr
+}
+
+// ToolInfo describes one tool a session offers the model.
+type ToolInfo struct {
+	Name        string
+	DisplayName string
+	Description string
+	Kind        tools.Kind
+}
+
+// Tools lists the session's tools, sorted by name.
+func (s *Session) Tools() []ToolInfo {
+	out := make([]ToolInfo, 0, len(s.cfg.tools))
+	for _, t := range s.cfg.tools {
+		out = append(out, ToolInfo{Name: t.Name(), DisplayName: t.DisplayName(), Description: t.Declaration().Description, Kind: t.Kind()})
+	}
+	slices.SortFunc(out, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

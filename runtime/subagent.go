@@ -481,6 +481,14 @@ type childApprover struct {
 	clock *deadline
 }
 
+// Executing passes the start of a child's call to a parent approver that
+// reports it (the A2A server shows the child's approved call running).
+func (a childApprover) Executing(ctx context.Context, callID string) {
+	if o, ok := a.parent.(ExecutionObserver); ok {
+		o.Executing(ctx, callID)
+	}
+}
+
 func (a childApprover) Approve(ctx context.Context, req ApprovalRequest) (Outcome, error) {
 	if a.parent == nil {
 		return Cancel, nil

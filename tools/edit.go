@@ -115,30 +115,78 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, cancelled(ctx, "replace")
 	}
-	a := args(call.Args)
-	p, err := a.requiredStr("file_path")
+	e, err := t.plan(call.Args)
 	if err != nil {
 		return Result{}, err
 	}
+	if err := writeFileCreatingDirs(e.abs, e.final); err != nil {
+		return Result{}, writeError(e.abs, err)
+	}
+	if e.isNew {
+		return Result{
+			LLMContent: fmt.Sprintf("Created new file: %s with provided content. Here is the updated code:\n%s", e.abs, e.final),
+			Display:    "Created " + t.ws.display(e.abs),
+			Diff:       newFileDiff(e.abs, "", e.final),
+			Data:       map[string]any{"path": e.abs, "isNewFile": true, "occurrences": 1},
+		}, nil
+	}
+	diff := newFileDiff(e.abs, e.original, e.final)
+	return Result{
+		LLMContent: fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s",
+			e.abs, e.occurrences, diffSnippet(e.current, e.updated, snippetContextLines)),
+		Display: fmt.Sprintf("%s: %d added, %d removed", t.ws.display(e.abs), diff.LinesAdded, diff.LinesRemoved),
+		Diff:    diff,
+		Data:    map[string]any{"path": e.abs, "isNewFile": false, "occurrences": e.occurrences},
+	}, nil
+}
+
+// Preview returns the change a call would make, without making it, for an
+// approval prompt.
+func (t *editTool) Preview(callArgs map[string]any) (*FileDiff, error) {
+	e, err := t.plan(callArgs)
+	if err != nil {
+		return nil, err
+	}
+	return newFileDiff(e.abs, e.original, e.final), nil
+}
+
+// edit is a planned replace call: the file and its content before and
+// after.
+type edit struct {
+	abs   string
+	isNew bool
+	// original is the file as read; current and updated are it before and
+	// after the replacement with LF line endings; final is what is written.
+	original, current, updated, final string
+	occurrences                       int
+}
+
+// plan validates a call and computes its edit.
+func (t *editTool) plan(callArgs map[string]any) (edit, error) {
+	a := args(callArgs)
+	p, err := a.requiredStr("file_path")
+	if err != nil {
+		return edit{}, err
+	}
 	if p == "" {
-		return Result{}, Errorf(ErrInvalidParams, "The 'file_path' parameter must be non-empty.")
+		return edit{}, Errorf(ErrInvalidParams, "The 'file_path' parameter must be non-empty.")
 	}
 	// instruction guides gemini-cli's LLM-based self-correction of failed
 	// edits; agentry's tools call no model, so it is accepted and unused.
 	if _, err := a.str("instruction"); err != nil {
-		return Result{}, err
+		return edit{}, err
 	}
 	oldS, err := a.requiredStr("old_string")
 	if err != nil {
-		return Result{}, err
+		return edit{}, err
 	}
 	newS, err := a.requiredStr("new_string")
 	if err != nil {
-		return Result{}, err
+		return edit{}, err
 	}
 	allowMultiple, err := a.boolean("allow_multiple", false)
 	if err != nil {
-		return Result{}, err
+		return edit{}, err
 	}
 	if placeholders := omissionPlaceholders(newS); len(placeholders) > 0 {
 		inOld := map[string]bool{}
@@ -147,18 +195,18 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 		}
 		for _, ph := range placeholders {
 			if !inOld[ph] {
-				return Result{}, Errorf(ErrInvalidParams,
+				return edit{}, Errorf(ErrInvalidParams,
 					"`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text.")
 			}
 		}
 	}
 	abs, err := t.ws.resolveFileArg(p)
 	if err != nil {
-		return Result{}, err
+		return edit{}, err
 	}
 
 	if err := checkWritable(abs); err != nil {
-		return Result{}, err
+		return edit{}, err
 	}
 	raw, err := os.ReadFile(abs)
 	exists := true
@@ -166,27 +214,19 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		exists = false
 	case err != nil:
-		return Result{}, &Error{Type: ErrReadContentFailure,
+		return edit{}, &Error{Type: ErrReadContentFailure,
 			Msg: fmt.Sprintf("Failed to read content of existing file: %s: %v", abs, err), Err: err}
 	}
 
 	if !exists {
 		if oldS != "" {
-			return Result{}, Errorf(ErrFileNotFound,
+			return edit{}, Errorf(ErrFileNotFound,
 				"File not found: %s. Cannot apply edit. Use an empty old_string to create a new file.", abs)
 		}
-		if err := writeFileCreatingDirs(abs, newS); err != nil {
-			return Result{}, writeError(abs, err)
-		}
-		return Result{
-			LLMContent: fmt.Sprintf("Created new file: %s with provided content. Here is the updated code:\n%s", abs, newS),
-			Display:    "Created " + t.ws.display(abs),
-			Diff:       newFileDiff(abs, "", newS),
-			Data:       map[string]any{"path": abs, "isNewFile": true, "occurrences": 1},
-		}, nil
+		return edit{abs: abs, isNew: true, updated: newS, final: newS, occurrences: 1}, nil
 	}
 	if oldS == "" {
-		return Result{}, Errorf(ErrCreateExisting,
+		return edit{}, Errorf(ErrCreateExisting,
 			"File already exists, cannot create: %s. To change it, set old_string to the exact text to replace.", abs)
 	}
 
@@ -202,13 +242,13 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	}
 	switch {
 	case occurrences == 0:
-		return Result{}, Errorf(ErrEditNoOccurrence,
+		return edit{}, Errorf(ErrEditNoOccurrence,
 			"Failed to edit, 0 occurrences found for old_string in %s. Ensure you're not escaping content incorrectly and check whitespace, indentation, and context. Use read_file tool to verify.", p)
 	case !allowMultiple && occurrences != 1:
-		return Result{}, Errorf(ErrEditMultipleMatches,
+		return edit{}, Errorf(ErrEditMultipleMatches,
 			"Failed to edit, Expected 1 occurrence but found %d for old_string in file: %s. If you intended to replace multiple occurrences, set 'allow_multiple' to true.", occurrences, p)
 	case oldN == newN:
-		return Result{}, Errorf(ErrEditNoChange,
+		return edit{}, Errorf(ErrEditNoChange,
 			"No changes to apply. The old_string and new_string are identical in file: %s", p)
 	}
 
@@ -216,17 +256,7 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if crlf {
 		final = toCRLF(updated)
 	}
-	if err := writeFileCreatingDirs(abs, final); err != nil {
-		return Result{}, writeError(abs, err)
-	}
-	diff := newFileDiff(abs, original, final)
-	return Result{
-		LLMContent: fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s",
-			abs, occurrences, diffSnippet(current, updated, snippetContextLines)),
-		Display: fmt.Sprintf("%s: %d added, %d removed", t.ws.display(abs), diff.LinesAdded, diff.LinesRemoved),
-		Diff:    diff,
-		Data:    map[string]any{"path": abs, "isNewFile": false, "occurrences": occurrences},
-	}, nil
+	return edit{abs: abs, original: original, current: current, updated: updated, final: final, occurrences: occurrences}, nil
 }
 
 // replaceExact replaces literal occurrences of oldS. With more than one

@@ -187,3 +187,12 @@ func TypeOf(err error) ErrorType {
 	}
 	return ErrUnknown
 }
+
+// Previewer is implemented by edit tools that can show the change a call
+// would make before it runs, for approval prompts (gemini-cli's
+// ToolEditConfirmationDetails).
+type Previewer interface {
+	// Preview validates the call as Execute would and returns its change
+	// without making it.
+	Preview(args map[string]any) (*FileDiff, error)
+}

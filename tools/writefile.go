@@ -56,27 +56,70 @@ func (t *writeFileTool) Execute(ctx context.Context, call Call) (Result, error) 
 	if err := ctx.Err(); err != nil {
 		return Result{}, cancelled(ctx, "write_file")
 	}
-	a := args(call.Args)
-	p, err := a.requiredStr("file_path")
+	w, err := t.plan(call.Args)
 	if err != nil {
 		return Result{}, err
 	}
+	if err := writeFileCreatingDirs(w.abs, w.final); err != nil {
+		return Result{}, writeError(w.abs, err)
+	}
+
+	diff := newFileDiff(w.abs, w.before, w.final)
+	var msg string
+	if w.isNew {
+		msg = fmt.Sprintf("Successfully created and wrote to new file: %s.", w.abs)
+	} else {
+		msg = fmt.Sprintf("Successfully overwrote file: %s.", w.abs)
+	}
+	msg += " Here is the updated code:\n" + diffSnippet(w.before, w.final, snippetContextLines)
+	return Result{
+		LLMContent: msg,
+		Display:    fmt.Sprintf("%s: %d added, %d removed", t.ws.display(w.abs), diff.LinesAdded, diff.LinesRemoved),
+		Diff:       diff,
+		Data:       map[string]any{"path": w.abs, "isNewFile": w.isNew},
+	}, nil
+}
+
+// Preview returns the change a call would make, without making it, for an
+// approval prompt.
+func (t *writeFileTool) Preview(callArgs map[string]any) (*FileDiff, error) {
+	w, err := t.plan(callArgs)
+	if err != nil {
+		return nil, err
+	}
+	return newFileDiff(w.abs, w.before, w.final), nil
+}
+
+// write is a planned write_file call.
+type write struct {
+	abs           string
+	isNew         bool
+	before, final string
+}
+
+// plan validates a call and computes what it writes.
+func (t *writeFileTool) plan(callArgs map[string]any) (write, error) {
+	a := args(callArgs)
+	p, err := a.requiredStr("file_path")
+	if err != nil {
+		return write{}, err
+	}
 	if p == "" {
-		return Result{}, Errorf(ErrInvalidParams, `Missing or empty "file_path"`)
+		return write{}, Errorf(ErrInvalidParams, `Missing or empty "file_path"`)
 	}
 	content, err := a.requiredStr("content")
 	if err != nil {
-		return Result{}, err
+		return write{}, err
 	}
 	abs, err := t.ws.resolveFileArg(p)
 	if err != nil {
-		return Result{}, err
+		return write{}, err
 	}
 	if err := checkWritable(abs); err != nil {
-		return Result{}, err
+		return write{}, err
 	}
 	if len(omissionPlaceholders(content)) > 0 {
-		return Result{}, Errorf(ErrInvalidParams,
+		return write{}, Errorf(ErrInvalidParams,
 			"`content` contains an omission placeholder (for example 'rest of methods ...'). Provide complete file content.")
 	}
 
@@ -86,7 +129,7 @@ func (t *writeFileTool) Execute(ctx context.Context, call Call) (Result, error) 
 	case errors.Is(err, fs.ErrNotExist):
 		isNew, before = true, ""
 	case err != nil:
-		return Result{}, &Error{Type: ErrFileWriteFailure,
+		return write{}, &Error{Type: ErrFileWriteFailure,
 			Msg: fmt.Sprintf("Error checking existing file '%s': %v", abs, err), Err: err}
 	}
 
@@ -95,24 +138,7 @@ func (t *writeFileTool) Execute(ctx context.Context, call Call) (Result, error) 
 	if !isNew && usesCRLF(before) {
 		final = toCRLF(final)
 	}
-	if err := writeFileCreatingDirs(abs, final); err != nil {
-		return Result{}, writeError(abs, err)
-	}
-
-	diff := newFileDiff(abs, before, final)
-	var msg string
-	if isNew {
-		msg = fmt.Sprintf("Successfully created and wrote to new file: %s.", abs)
-	} else {
-		msg = fmt.Sprintf("Successfully overwrote file: %s.", abs)
-	}
-	msg += " Here is the updated code:\n" + diffSnippet(before, final, snippetContextLines)
-	return Result{
-		LLMContent: msg,
-		Display:    fmt.Sprintf("%s: %d added, %d removed", t.ws.display(abs), diff.LinesAdded, diff.LinesRemoved),
-		Diff:       diff,
-		Data:       map[string]any{"path": abs, "isNewFile": isNew},
-	}, nil
+	return write{abs: abs, isNew: isNew, before: before, final: final}, nil
 }
 
 // omittedPrefixes are the words before "..." that make a line an omission
