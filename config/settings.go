@@ -40,6 +40,8 @@ type Settings struct {
 	// MCPServers are MCP servers by name, connected only in trusted
 	// workspaces.
 	MCPServers map[string]MCPServerSettings `json:"mcpServers"`
+	// A2A tunes `agentry serve`.
+	A2A A2ASettings `json:"a2a"`
 
 	// Workspace is the absolute, symlink-resolved workspace directory.
 	Workspace string `json:"-"`
@@ -190,6 +192,45 @@ type ContextSettings struct {
 type SecuritySettings struct {
 	// TrustedFolders lists directories whose subtrees are trusted.
 	TrustedFolders []string `json:"trustedFolders"`
+	// A2A secures `agentry serve`. Like every security.* key it is read
+	// from the user settings file only.
+	A2A A2ASecuritySettings `json:"a2a"`
+}
+
+// A2ASecuritySettings secure the A2A server.
+type A2ASecuritySettings struct {
+	// Token is the bearer token clients must send; AGENTRY_A2A_TOKEN
+	// overrides it, and without either the server makes a random one.
+	Token string `json:"token"`
+	// AllowedRoots are the directories a client's workspace may lie in;
+	// default the server's workspace.
+	AllowedRoots []string `json:"allowedRoots"`
+	// AllowedHosts are Host header values accepted besides the loopback
+	// names of the server's port.
+	AllowedHosts []string `json:"allowedHosts"`
+	// AllowedOrigins are browser origins allowed to call the server;
+	// default none.
+	AllowedOrigins []string `json:"allowedOrigins"`
+	// AllowPrivatePush lets push notifications go to loopback and
+	// private-network webhooks (an IDE on this machine). Off by default:
+	// a client could otherwise make the server call internal services.
+	AllowPrivatePush bool `json:"allowPrivatePush"`
+}
+
+// A2ASettings tune the A2A server.
+type A2ASettings struct {
+	// MaxTasks bounds the tasks running at once (0: 16).
+	MaxTasks int `json:"maxTasks"`
+	// OnDisconnect is what happens to a run whose streaming client
+	// disconnects: auto (abort unless the task has a push config), abort
+	// or continue.
+	OnDisconnect string `json:"onDisconnect"`
+	// MaxBodyBytes bounds a request body (0: 4 MiB).
+	MaxBodyBytes int64 `json:"maxBodyBytes"`
+	// IdleMinutes closes a conversation's session after this many minutes
+	// without a task; its next message reopens it from the session store
+	// (0: 30; -1: never). With the memory store sessions are never closed.
+	IdleMinutes int `json:"idleMinutes"`
 }
 
 // GeminiSettings configure the Gemini backend.

@@ -5,6 +5,8 @@ import (
 
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/adk/v2/session/sessiontestsuite"
+
+	"github.com/agentry-dev/agentry/internal/pgtest"
 )
 
 // suiteOptions: agentry names its sessions (--session-id), and event ids
@@ -22,7 +24,7 @@ func TestConformance(t *testing.T) {
 		})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		postgresDSN(t)
+		pgtest.DSN(t, "session store")
 		sessiontestsuite.RunServiceTests(t, suiteOptions(), func(t *testing.T) session.Service {
 			return postgresBackend(t).open(t)
 		})

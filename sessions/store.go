@@ -39,9 +39,11 @@ const postgresConns = 8
 // Store is a session.Service on SQLite or PostgreSQL that serves live
 // session objects (see the package doc). It is safe for concurrent use.
 type Store struct {
-	db    *sql.DB
-	clock func() time.Time
-	log   *slog.Logger
+	db *sql.DB
+	// dialect is the database's dialect name, "sqlite" or "postgres".
+	dialect string
+	clock   func() time.Time
+	log     *slog.Logger
 	// stmts holds the prepared hot statements by query text; read-only
 	// after open.
 	stmts map[string]*sql.Stmt
@@ -147,11 +149,12 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 
 func open(ctx context.Context, db *sql.DB, d dialect, where string, opts []Option) (*Store, error) {
 	s := &Store{
-		db:    db,
-		log:   slog.Default(),
-		live:  map[key]*storedSession{},
-		apps:  map[string]*sharedState{},
-		users: map[userKey]*sharedState{},
+		db:      db,
+		dialect: d.name,
+		log:     slog.Default(),
+		live:    map[key]*storedSession{},
+		apps:    map[string]*sharedState{},
+		users:   map[userKey]*sharedState{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -179,6 +182,16 @@ func (s *Store) Close() error {
 	}
 	return nil
 }
+
+// DB returns the Store's database handle, for packages that keep tables
+// of their own beside the sessions (the A2A task store does). They must
+// not touch the session tables, whose rows the Store caches in live
+// objects. The handle is closed by Close.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect names the database behind DB: "sqlite" or "postgres". It tells
+// packages using DB which SQL to write; both accept $n placeholders.
+func (s *Store) Dialect() string { return s.dialect }
 
 // now is the time for session bookkeeping.
 func (s *Store) now(ctx context.Context) time.Time {
