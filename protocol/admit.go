@@ -1,0 +1,248 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/agentry-dev/agentry/protocol/devtool"
+)
+
+// interceptor checks every call before a2a-go acts on it: the extension
+// version a client asks for, and a message's fit with the task it names.
+// A bad confirmation must be refused here: once a2a-go has started an
+// execution for a task, an error fails the task, and a duplicate or
+// stale confirmation must not destroy the run that waits for the real
+// one.
+type interceptor struct{ s *Server }
+
+var _ a2asrv.CallInterceptor = interceptor{}
+
+// Before implements a2asrv.CallInterceptor.
+func (i interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2asrv.Request) (context.Context, any, error) {
+	// The HTTP guard let the request in with the server's token: it is
+	// the server's one user (the task store scopes tasks by user).
+	cc.User = a2asrv.NewAuthenticatedUser(User, nil)
+	if err := activate(cc); err != nil {
+		return ctx, nil, err
+	}
+	if p, ok := req.Payload.(*a2a.SendMessageRequest); ok {
+		return ctx, nil, i.s.admit(ctx, p)
+	}
+	return ctx, nil, nil
+}
+
+// User is the name of the one user every authenticated request acts as.
+const User = "agentry"
+
+// SingleUser is the task-store authenticator of a server with one user:
+// requests are authenticated by the HTTP guard before they get here, and
+// the server's own writes act for the same user.
+func SingleUser(context.Context) (string, error) { return User, nil }
+
+// After implements a2asrv.CallInterceptor.
+func (interceptor) After(context.Context, *a2asrv.CallContext, *a2asrv.Response) error { return nil }
+
+// activate activates the development-tool extension when the client asks
+// for a compatible version, and refuses a call that does not ask for one:
+// the card marks the extension required. a2a-go's own check would compare
+// URIs exactly, refusing a compatible version spelled differently
+// (…/v0.1/spec.md), and without saying what to send.
+func activate(cc *a2asrv.CallContext) error {
+	ext := cc.Extensions()
+	requested := false
+	for _, uri := range ext.RequestedURIs() {
+		ours, err := devtool.Supports(uri)
+		if !ours {
+			continue
+		}
+		if errors.Is(err, devtool.ErrIncompatible) {
+			return a2a.NewError(a2a.ErrExtensionSupportRequired, err.Error())
+		}
+		if err != nil {
+			return a2a.NewError(a2a.ErrInvalidParams, err.Error())
+		}
+		ext.Activate(&a2a.AgentExtension{URI: devtool.URI})
+		requested = true
+	}
+	if !requested {
+		return a2a.NewError(a2a.ErrExtensionSupportRequired, fmt.Sprintf(
+			"this agent requires the development-tool extension: send the header \"A2A-Extensions: %s\" (X-A2A-Extensions for A2A 0.3)", devtool.URI))
+	}
+	return nil
+}
+
+// admit decides whether a message may start or continue a task.
+func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest) error {
+	m := p.Message
+	if m == nil {
+		return nil // a2a-go refuses it
+	}
+	conf, hasConf, err := confirmationIn(m)
+	if err != nil {
+		return a2a.NewError(a2a.ErrInvalidParams, err.Error())
+	}
+	if m.TaskID == "" {
+		if hasConf {
+			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+				"a ToolCallConfirmation (tool call %s) must be sent with the taskId of the task waiting for it", conf.ToolCallID))
+		}
+		settings, _, err := devtool.SettingsFrom(m.Metadata)
+		if err != nil {
+			return a2a.NewError(a2a.ErrInvalidParams, err.Error())
+		}
+		dir, err := s.workspaceFor(settings.WorkspacePath)
+		if err != nil {
+			return a2a.NewError(a2a.ErrInvalidParams, err.Error())
+		}
+		if m.ContextID == "" {
+			return nil
+		}
+		if !validContextID(m.ContextID) {
+			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+				"contextId %q: a new context's id must be 1 to 128 letters, digits, '-' or '_' (it names the session and its files); leave it out to get one", m.ContextID))
+		}
+		s.mu.Lock()
+		c := s.contexts[m.ContextID]
+		s.mu.Unlock()
+		if c == nil {
+			return nil
+		}
+		if settings.WorkspacePath != "" && c.workspace != dir {
+			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+				"context %s works in %s; a context cannot change its workspace (start a new context for %s)", c.id, c.workspace, dir))
+		}
+		return c.busy()
+	}
+
+	t := s.getLive(m.TaskID)
+	if t == nil {
+		st, err := s.cfg.TaskStore.Get(ctx, m.TaskID)
+		if err == nil && !st.Task.Status.State.Terminal() {
+			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+				"task %s cannot continue: its run is gone (the server restarted while it was %s); start a new task in context %s",
+				m.TaskID, st.Task.Status.State, st.Task.ContextID))
+		}
+		// Unknown and finished tasks: a2a-go's own errors say so.
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.waiting == nil {
+		if hasConf {
+			if opt, done := t.answered[conf.ToolCallID]; done {
+				return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+					"tool call %s of task %s was already answered (%s); this confirmation is a duplicate and was ignored", conf.ToolCallID, t.id, opt))
+			}
+			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+				"task %s is not waiting for a confirmation, and has no tool call %s awaiting one", t.id, conf.ToolCallID))
+		}
+		return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+			"task %s is still running; send the next message as a new task in context %s when it ends", t.id, t.c.id))
+	}
+	want := t.waiting.req.CallID
+	if !hasConf {
+		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+			"task %s is waiting for a confirmation of tool call %s: send a data part {\"tool_call_id\": %q, \"selected_option_id\": \"proceed_once\" | \"proceed_always\" | \"cancel\"}",
+			t.id, want, want))
+	}
+	if conf.ToolCallID != want {
+		if opt, done := t.answered[conf.ToolCallID]; done {
+			return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+				"tool call %s of task %s was already answered (%s); the task now waits for tool call %s", conf.ToolCallID, t.id, opt, want))
+		}
+		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+			"task %s has no tool call %s awaiting confirmation; it waits for tool call %s", t.id, conf.ToolCallID, want))
+	}
+	if t.accepted != nil {
+		return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+			"tool call %s of task %s was already answered (%s); this confirmation is a duplicate and was ignored", want, t.id, t.accepted.outcome))
+	}
+	ans, err := t.waiting.decide(conf)
+	if err != nil {
+		return err
+	}
+	t.accepted = &ans
+	return nil
+}
+
+// validContextID reports whether a client's context id may name a
+// session: it becomes the session id, which names its transcript file.
+func validContextID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// confirmationIn finds a ToolCallConfirmation among a message's data
+// parts.
+func confirmationIn(m *a2a.Message) (devtool.ToolCallConfirmation, bool, error) {
+	for _, p := range m.Parts {
+		d, ok := p.Content.(a2a.Data)
+		if !ok {
+			continue
+		}
+		c, ok, err := devtool.ParseConfirmation(d.Value)
+		if ok || err != nil {
+			return c, ok, err
+		}
+	}
+	return devtool.ToolCallConfirmation{}, false, nil
+}
+
+// agentCard builds the card: the three A2A 1.0 bindings on one port and
+// the development-tool extension, required.
+func (s *Server) agentCard() *a2a.AgentCard {
+	base := strings.TrimSuffix(s.cfg.BaseURL, "/")
+	hostPort := strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
+	desc := s.cfg.Description
+	if desc == "" {
+		desc = "agentry, a coding agent: it reads, searches and edits the files of a workspace and runs shell commands there, asking before it changes anything."
+	}
+	version := s.cfg.Version
+	if version == "" {
+		version = "dev"
+	}
+	return &a2a.AgentCard{
+		Name:        s.cfg.Name,
+		Description: desc,
+		Version:     version,
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: base + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: base + RESTPath, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2a.Version},
+			{URL: hostPort, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2a.Version},
+			// The same endpoint speaks A2A 0.3 (method names with a
+			// slash); a2a-go's union card gives 0.3 clients its URL.
+			{URL: base + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3"},
+		},
+		Capabilities: a2a.AgentCapabilities{
+			Streaming:         true,
+			PushNotifications: true,
+			Extensions: []a2a.AgentExtension{{
+				URI: devtool.URI, Description: devtool.Description, Required: true,
+			}},
+		},
+		DefaultInputModes:  []string{"text/plain", "application/json"},
+		DefaultOutputModes: []string{"text/plain", "application/json"},
+		Skills: []a2a.AgentSkill{{
+			ID: "code_generation", Name: "Code generation",
+			Description: "Writes, edits and explains code in the workspace, runs commands and tests, and answers questions about the project.",
+			Tags:        []string{"code", "development", "shell"},
+			Examples:    []string{"Add a unit test for the parser", "Why does `go vet` fail?"},
+		}},
+		SecuritySchemes: a2a.NamedSecuritySchemes{
+			"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "The token agentry serve prints at start, or security.a2a.token / AGENTRY_A2A_TOKEN"},
+		},
+		SecurityRequirements: a2a.SecurityRequirementsOptions{{"bearer": {}}},
+	}
+}

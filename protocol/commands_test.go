@@ -1,0 +1,182 @@
+package protocol_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/protocol"
+	"github.com/agentry-dev/agentry/protocol/devtool"
+)
+
+// fakeMemory is a Memory in a map.
+type fakeMemory struct {
+	mu    sync.Mutex
+	facts []string
+}
+
+func (m *fakeMemory) Show(context.Context, string) (string, []string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.facts) == 0 {
+		return "", nil, nil
+	}
+	return "- " + strings.Join(m.facts, "\n- "), []string{"/home/u/.agentry/AGENTRY.md"}, nil
+}
+
+func (m *fakeMemory) Add(_ context.Context, fact string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.facts = append(m.facts, fact)
+	return "/home/u/.agentry/AGENTRY.md", nil
+}
+
+// execute runs command/execute and returns the first result and the
+// status updates' descriptions and text.
+func (h *harness) execute(path []string, args, contextID string) (devtool.ExecuteSlashCommandResponse, string, string) {
+	h.t.Helper()
+	p, _ := json.Marshal(map[string]any{"command_path": path, "args": args, "context_id": contextID})
+	_, body := h.raw("POST", "/", fmt.Sprintf(`{"jsonrpc":"2.0","id":"x","method":"command/execute","params":%s}`, p), nil)
+	var first devtool.ExecuteSlashCommandResponse
+	var evs []a2a.Event
+	for i, chunk := range strings.Split(body, "\n") {
+		chunk = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(chunk), "data:"))
+		if chunk == "" {
+			continue
+		}
+		var env struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(chunk), &env); err != nil {
+			h.t.Fatalf("line %d %q: %v", i, chunk, err)
+		}
+		if first.ExecutionID == "" {
+			if err := json.Unmarshal(env.Result, &first); err != nil {
+				h.t.Fatal(err)
+			}
+			continue
+		}
+		var sr a2a.StreamResponse
+		if err := json.Unmarshal(env.Result, &sr); err != nil {
+			h.t.Fatalf("status update %s: %v", env.Result, err)
+		}
+		evs = append(evs, sr.Event)
+	}
+	return first, describe(evs), textOf(evs)
+}
+
+// TestCommands: commands/get lists the commands with their schemas, and
+// command/execute streams each one's output and end.
+func TestCommands(t *testing.T) {
+	mem := &fakeMemory{}
+	h := newHarness(t, []string{
+		callTurn("", "write_file", map[string]any{"file_path": "a.txt", "content": "new\n"}),
+		textTurn("Wrote it."),
+	}, yolo, func(c *protocol.Config, _ *config.Settings) { c.Memory = mem })
+	if err := os.WriteFile(filepath.Join(h.settings.Workspace, "a.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	_, body := h.raw("POST", "/", `{"jsonrpc":"2.0","id":1,"method":"commands/get"}`, nil)
+	var got struct {
+		Result devtool.GetAllSlashCommandsResponse `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range got.Result.Commands {
+		names = append(names, c.Name)
+		for _, s := range c.SubCommands {
+			names = append(names, c.Name+" "+s.Name)
+		}
+	}
+	if want := "memory memory show memory add model rewind tools tools list restore"; strings.Join(names, " ") != want {
+		t.Fatalf("commands %q, want %q", strings.Join(names, " "), want)
+	}
+
+	first, events, text := h.execute([]string{"memory", "add"}, "the tests use replay models", "")
+	if first.Status != devtool.CommandStarted || events != "STATE_CHANGE:working TEXT_CONTENT:working STATE_CHANGE:completed" || !strings.Contains(text, "Remembered") {
+		t.Fatalf("memory add: %+v %s %q", first, events, text)
+	}
+	if _, _, text := h.execute([]string{"memory", "show"}, "", ""); !strings.Contains(text, "replay models") {
+		t.Fatalf("memory show: %q", text)
+	}
+	if first, _, _ := h.execute([]string{"teleport"}, "", ""); first.Status != devtool.CommandFailedToStart || !strings.Contains(first.Message, "unknown command /teleport") {
+		t.Fatalf("unknown command: %+v", first)
+	}
+	if first, _, _ := h.execute([]string{"tools", "list"}, "", ""); first.Status != devtool.CommandFailedToStart || !strings.Contains(first.Message, "context_id") {
+		t.Fatalf("tools list without a context: %+v", first)
+	}
+
+	evs := collect(t, h.client("jsonrpc"), userMessage("rewrite a.txt", ""))
+	ctxID := evs[0].(*a2a.Task).ContextID
+	callID := ""
+	for _, ev := range evs {
+		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			if tc := toolCallOf(e); tc != nil {
+				callID = tc.ToolCallID
+			}
+		}
+	}
+	if _, _, text := h.execute([]string{"tools", "list"}, "", ctxID); !strings.Contains(text, "(write_file)") || !strings.Contains(text, "(run_shell_command)") {
+		t.Fatalf("tools list: %q", text)
+	}
+	if _, _, text := h.execute([]string{"model"}, "", ctxID); !strings.Contains(text, "replay:") {
+		t.Fatalf("model: %q", text)
+	}
+	if _, _, text := h.execute([]string{"restore"}, "", ctxID); !strings.Contains(text, callID) || !strings.Contains(text, "a.txt") {
+		t.Fatalf("restore list: %q", text)
+	}
+	if _, events, text := h.execute([]string{"restore"}, callID, ctxID); !strings.HasSuffix(events, "completed") || !strings.Contains(text, "Restored") {
+		t.Fatalf("restore: %s %q", events, text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.settings.Workspace, "a.txt")); string(b) != "old\n" {
+		t.Fatalf("a.txt after restore: %q", b)
+	}
+	if _, events, _ := h.execute([]string{"restore"}, callID, ctxID); !strings.HasSuffix(events, "STATE_CHANGE:failed") {
+		t.Fatalf("a second restore must refuse, the file changed: %s", events)
+	}
+	if _, events, _ := h.execute([]string{"rewind"}, "", ctxID); !strings.HasSuffix(events, "STATE_CHANGE:failed") {
+		t.Fatalf("rewind without an id: %s", events)
+	}
+}
+
+// TestDuplicateConfirmation: once a call is answered, a repeat of its
+// confirmation is refused as a duplicate while the task waits for its
+// next call.
+func TestDuplicateConfirmation(t *testing.T) {
+	h := newHarness(t, []string{
+		callTurn("", "write_file", map[string]any{"file_path": "a.txt", "content": "1"}),
+		callTurn("", "write_file", map[string]any{"file_path": "b.txt", "content": "2"}),
+		textTurn("done"),
+	})
+	c := h.client("jsonrpc")
+	first := collect(t, c, userMessage("write two files", ""))
+	task := first[0].(*a2a.Task)
+	call1 := toolCallOf(first[len(first)-2].(*a2a.TaskStatusUpdateEvent)).ToolCallID
+	second := collect(t, c, confirm(task, call1, "proceed_once"))
+	if got := describe(second); !strings.HasSuffix(got, "PENDING+confirm STATE_CHANGE:input-required") {
+		t.Fatalf("second stream: %s", got)
+	}
+	call2 := toolCallOf(second[len(second)-2].(*a2a.TaskStatusUpdateEvent)).ToolCallID
+	_, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: confirm(task, call1, "proceed_once")})
+	if err == nil || !strings.Contains(err.Error(), "already answered") {
+		t.Fatalf("duplicate: %v", err)
+	}
+	third := collect(t, c, confirm(task, call2, "cancel"))
+	if got := describe(third); got != "TOOL_CALL_UPDATE:working/CANCELLED TEXT_CONTENT:working STATE_CHANGE:completed" {
+		t.Fatalf("third stream: %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(h.settings.Workspace, "b.txt")); err == nil {
+		t.Fatal("the cancelled write ran")
+	}
+}

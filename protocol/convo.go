@@ -1,0 +1,255 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/runtime"
+)
+
+// convo is one A2A context: a runtime session (its id is the contextId)
+// and the tasks run on it. A context runs one task at a time; the
+// session's events and approval requests are routed to the task whose
+// stream produced them.
+type convo struct {
+	s         *Server
+	id        string
+	workspace string
+	sess      *runtime.Session
+	unsub     func()
+	// adopted: the session belongs to the driver (Adopt), which closes it.
+	adopted bool
+
+	mu sync.Mutex
+	// tasks maps a stream id to the task it serves.
+	tasks map[string]*liveTask
+	// orphans holds events of a stream whose task is not attached yet:
+	// Send returns the stream id after the session may already have
+	// emitted its first events.
+	orphans map[string][]item
+	// running is the stream the session emitted last; approvals and
+	// execution notices belong to it (a session runs one stream at a
+	// time).
+	running string
+	// active is the task running or waiting for input, if any.
+	active *liveTask
+	// idleSince is when the last task ended (zero while one is active).
+	idleSince time.Time
+	// evicted: the session was closed for idleness; a new convo takes
+	// the context's next task.
+	evicted bool
+}
+
+// errEvicted is claim's answer on a context closed for idleness.
+var errEvicted = errors.New("context closed for idleness")
+
+// route hands an item to the task of stream (or holds it until the task
+// is attached). It never blocks for long: it runs on the session's
+// goroutines.
+func (c *convo) route(stream string, it item) {
+	c.mu.Lock()
+	if stream == "" {
+		stream = c.running
+	} else {
+		c.running = stream
+	}
+	t := c.tasks[stream]
+	if t == nil {
+		// The whole stream may run before its task attaches (Send
+		// returns its id; a replayed model answers at once), so its
+		// events wait here, its end included. Every stream on a served
+		// session is started by a task, which attaches.
+		c.orphans[stream] = append(c.orphans[stream], it)
+	} else {
+		t.q.push(it)
+		if it.ev.Type == runtime.EventAgentEnd {
+			delete(c.tasks, stream)
+		}
+	}
+	c.mu.Unlock()
+	if t != nil {
+		c.s.drain(t)
+	}
+}
+
+// attach binds a stream to its task, handing over what it already
+// emitted.
+func (c *convo) attach(stream string, t *liveTask) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.stream = stream
+	for _, it := range c.orphans[stream] {
+		t.q.push(it)
+	}
+	ended := false
+	for _, it := range c.orphans[stream] {
+		ended = ended || it.ev.Type == runtime.EventAgentEnd
+	}
+	delete(c.orphans, stream)
+	if !ended {
+		c.tasks[stream] = t
+	}
+}
+
+// claim makes t the context's active task, or says which task is.
+func (c *convo) claim(t *liveTask) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.evicted {
+		return errEvicted
+	}
+	if a := c.active; a != nil && a != t {
+		return c.busyError(a)
+	}
+	c.active = t
+	return nil
+}
+
+// evictIfIdle marks the context evicted if it has been idle longer than
+// timeout; it then takes no task.
+func (c *convo) evictIfIdle(now time.Time, timeout time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.adopted || c.active != nil || c.idleSince.IsZero() || now.Sub(c.idleSince) <= timeout {
+		return false
+	}
+	c.evicted = true
+	return true
+}
+
+// busy returns the error for a new task while another is active, or nil.
+func (c *convo) busy() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.active == nil {
+		return nil
+	}
+	return c.busyError(c.active)
+}
+
+func (c *convo) busyError(a *liveTask) error {
+	if w := a.waitingFor(); w != "" {
+		return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+			"context %s has task %s waiting for a confirmation of tool call %s: answer it (a message with that taskId and a ToolCallConfirmation) or cancel the task first",
+			c.id, a.id, w))
+	}
+	return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+		"context %s is busy with task %s: send the next message when it ends, or cancel it", c.id, a.id))
+}
+
+// release ends t's claim on the context.
+func (c *convo) release(t *liveTask) {
+	c.mu.Lock()
+	if c.active == t {
+		c.active = nil
+		c.idleSince = time.Now()
+	}
+	c.mu.Unlock()
+}
+
+// approver is a context's runtime.Approver: a call that needs the user
+// parks its run and surfaces as a PENDING ToolCall followed by
+// input-required; the client's ToolCallConfirmation resumes it.
+type approver struct{ c *convo }
+
+var (
+	_ runtime.EditingApprover   = approver{}
+	_ runtime.ExecutionObserver = approver{}
+)
+
+func (a approver) Approve(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, error) {
+	o, _, err := a.ApproveEdit(ctx, req)
+	return o, err
+}
+
+// ApproveEdit waits for the client's answer. The run's context ends the
+// wait when the task is cancelled or the session closes.
+func (a approver) ApproveEdit(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
+	ap := &approval{req: req, answer: make(chan answer, 1)}
+	a.c.route("", item{approval: ap})
+	select {
+	case ans := <-ap.answer:
+		return ans.outcome, ans.args, nil
+	case <-ctx.Done():
+		return runtime.Cancel, nil, context.Cause(ctx)
+	}
+}
+
+// Executing reports a call starting.
+func (a approver) Executing(_ context.Context, callID string) {
+	a.c.route("", item{executing: callID})
+}
+
+// approval is a call waiting for the client.
+type approval struct {
+	req    runtime.ApprovalRequest
+	answer chan answer
+}
+
+// answer is the client's decision, with the arguments to run (nil keeps
+// the model's).
+type answer struct {
+	outcome runtime.Outcome
+	args    map[string]any
+}
+
+// decide turns a ToolCallConfirmation into the answer for ap, checking
+// the option and any modified content against the call.
+func (ap *approval) decide(c devtool.ToolCallConfirmation) (answer, error) {
+	var ans answer
+	switch c.SelectedOptionID {
+	case devtool.OptionProceedOnce:
+		ans.outcome = runtime.ProceedOnce
+	case devtool.OptionProceedAlways, "proceed_always_tool", "proceed_always_server":
+		ans.outcome = runtime.ProceedAlways
+	case devtool.OptionCancel:
+		ans.outcome = runtime.Cancel
+	default:
+		return ans, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+			"selected_option_id %q is not an option of tool call %s (want %s, %s or %s)",
+			c.SelectedOptionID, c.ToolCallID, devtool.OptionProceedOnce, devtool.OptionProceedAlways, devtool.OptionCancel))
+	}
+	if c.FileDetails == nil || ans.outcome == runtime.Cancel {
+		return ans, nil
+	}
+	args, err := modifiedArgs(ap.req, c.FileDetails.NewContent)
+	if err != nil {
+		return ans, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("tool call %s: %v", c.ToolCallID, err))
+	}
+	ans.args = args
+	return ans, nil
+}
+
+// errNotEditable reports modified content for a call that writes no file.
+var errNotEditable = errors.New("file_details apply only to a file edit (write_file or replace)")
+
+// modifiedArgs rewrites an edit call so that it writes the user's content.
+// write_file takes it as its content; replace is turned into a
+// replacement of the whole file as previewed, so it fails (rather than
+// clobbering) if the file changed in between.
+func modifiedArgs(req runtime.ApprovalRequest, content string) (map[string]any, error) {
+	args := make(map[string]any, len(req.Args))
+	for k, v := range req.Args {
+		args[k] = v
+	}
+	switch req.Tool {
+	case "write_file":
+		args["content"] = content
+	case "replace":
+		if req.Diff == nil {
+			return nil, errors.New("the proposed edit could not be previewed, so it cannot be modified; answer proceed_once or cancel")
+		}
+		args["old_string"] = req.Diff.Before
+		args["new_string"] = content
+		args["allow_multiple"] = false
+	default:
+		return nil, errNotEditable
+	}
+	return args, nil
+}

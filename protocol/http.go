@@ -1,0 +1,162 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
+
+	"github.com/agentry-dev/agentry/protocol/devtool"
+)
+
+// RESTPath is where the REST binding is mounted.
+const RESTPath = "/rest"
+
+// Handler returns the HTTP handler for every binding on one port:
+//
+//   - GET /.well-known/agent-card.json: the agent card (also readable by
+//     A2A 0.3 clients: a2a-go's union card);
+//   - POST /: JSON-RPC. A2A 1.0 methods (SendMessage …), A2A 0.3 methods
+//     (message/send …; the binding gemini-cli's generation speaks) and the
+//     extension's commands/get and command/execute, told apart by the
+//     method name;
+//   - /rest/…: the REST binding;
+//   - gRPC (HTTP/2, application/grpc): service lf.a2a.v1.A2AService.
+//
+// It answers the A2A-Extensions header with the activated extension. The
+// caller wraps it in package guard's checks.
+func (s *Server) Handler() http.Handler {
+	g := grpc.NewServer()
+	a2agrpc.NewHandler(s.handler).RegisterWith(g)
+	return &httpHandler{
+		s:    s,
+		card: a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.card)),
+		v1:   a2asrv.NewJSONRPCHandler(s.handler),
+		v0:   a2av0.NewJSONRPCHandler(s.handler),
+		rest: http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
+		grpc: g,
+	}
+}
+
+type httpHandler struct {
+	s                  *Server
+	card, v1, v0, rest http.Handler
+	grpc               http.Handler
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		h.grpc.ServeHTTP(w, r)
+		return
+	}
+	echoExtensions(w, r)
+	switch {
+	case r.URL.Path == a2asrv.WellKnownAgentCardPath:
+		h.card.ServeHTTP(w, r)
+	case r.URL.Path == "/":
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			httpError(w, http.StatusMethodNotAllowed, "JSON-RPC requests are POSTed to /")
+			return
+		}
+		h.jsonrpc(w, r)
+	case r.URL.Path == RESTPath || strings.HasPrefix(r.URL.Path, RESTPath+"/"):
+		h.rest.ServeHTTP(w, r)
+	default:
+		httpError(w, http.StatusNotFound, fmt.Sprintf("no endpoint at %s: the agent card is at %s", r.URL.Path, a2asrv.WellKnownAgentCardPath))
+	}
+}
+
+// echoExtensions answers the extensions a client asked for with the ones
+// it gets. a2a-go echoes them only on gRPC (in trailers); over HTTP the
+// header must go out before the SDK writes its response. An incompatible
+// version is refused by the interceptor.
+func echoExtensions(w http.ResponseWriter, r *http.Request) {
+	for _, name := range []string{"A2A-Extensions", "X-A2A-Extensions"} {
+		for _, v := range r.Header.Values(name) {
+			for _, uri := range strings.Split(v, ",") {
+				if ours, err := devtool.Supports(strings.TrimSpace(uri)); ours && err == nil {
+					w.Header().Set(name, devtool.URI)
+				}
+			}
+		}
+	}
+}
+
+// rpcEnvelope is what the JSON-RPC dispatcher reads of a request.
+type rpcEnvelope struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params"`
+}
+
+// jsonrpc dispatches on the method: the extension's methods are served
+// here (a2a-go has no hook for custom methods), 0.3 methods (with a
+// slash) by the compatibility handler, the rest by a2a-go's 1.0 handler,
+// which also answers malformed requests.
+func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		// The guard's size limit, or a broken connection.
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d bytes", tooBig.Limit))
+			return
+		}
+		httpError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return
+	}
+	var env rpcEnvelope
+	_ = json.Unmarshal(body, &env)
+	switch env.Method {
+	case "commands/get":
+		h.s.commandsGet(w, env)
+		return
+	case "command/execute":
+		h.s.commandExecute(w, r, env)
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	if strings.Contains(env.Method, "/") {
+		h.v0.ServeHTTP(w, r)
+		return
+	}
+	h.v1.ServeHTTP(w, r)
+}
+
+func httpError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// The JSON-RPC 2.0 error codes the extension's methods answer with
+// (a2a-go answers for the rest).
+const (
+	rpcInvalidParams = -32602
+	rpcInternalError = -32603
+)
+
+func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, code int, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	out := map[string]any{"jsonrpc": "2.0", "id": id}
+	if code != 0 {
+		out["error"] = map[string]any{"code": code, "message": msg}
+	} else {
+		out["result"] = result
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
+}

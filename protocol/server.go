@@ -1,0 +1,488 @@
+// Package protocol serves agentry sessions over A2A (a2a-go v2): JSON-RPC
+// with SSE (A2A 1.0 and, for clients of the gemini-cli generation, 0.3),
+// REST and gRPC, on one port, with gemini-cli's development-tool extension
+// (package devtool). An A2A context is a runtime session (the contextId is
+// the session id); each task is one prompt's run on it. The server turns
+// the session's protocol events into status updates; a tool call that
+// needs the user parks the run and ends the execution input-required
+// until the client's ToolCallConfirmation arrives.
+//
+// The package knows the runtime only through its protocol events and the
+// Approver interface; HTTP security (token, Host, Origin, body size) is
+// package guard's, wrapped around Handler by the caller.
+package protocol
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/agentry-dev/agentry/runtime"
+)
+
+// Disconnect says what happens to a run whose streaming client goes away.
+type Disconnect string
+
+// Disconnect policies.
+const (
+	// DisconnectAuto aborts the run unless the task has a push
+	// notification config: a client that registered a webhook expects to
+	// be called back, one that did not is not listening any more.
+	DisconnectAuto Disconnect = "auto"
+	// DisconnectAbort aborts the run, as gemini-cli does ("Execution
+	// aborted by client.").
+	DisconnectAbort Disconnect = "abort"
+	// DisconnectContinue lets the run finish; its task can be read or
+	// resubscribed to.
+	DisconnectContinue Disconnect = "continue"
+)
+
+// SessionRequest asks for the runtime session of a new context.
+type SessionRequest struct {
+	// ContextID is the A2A context id; the session must use it as its id.
+	ContextID string
+	// Workspace is the absolute, resolved workspace directory, already
+	// checked against the allowed roots. Whether it is trusted is the
+	// session factory's decision alone.
+	Workspace string
+	// Approver answers the session's confirmations through the client.
+	Approver runtime.Approver
+}
+
+// Memory shows and extends the user's memory (the context files) for
+// the memory commands.
+type Memory interface {
+	// Show returns the memory a session in workspace gets, and the files
+	// it came from.
+	Show(ctx context.Context, workspace string) (text string, files []string, err error)
+	// Add appends a fact to the user's global memory file and returns
+	// the file's path.
+	Add(ctx context.Context, fact string) (file string, err error)
+}
+
+// Config configures a Server.
+type Config struct {
+	// NewSession builds a context's session. Required.
+	NewSession func(ctx context.Context, r SessionRequest) (*runtime.Session, error)
+	// Workspace is the workspace of a context whose first message names
+	// none. Required.
+	Workspace string
+	// AllowedRoots are the directories a client's workspace_path must lie
+	// in; default Workspace alone.
+	AllowedRoots []string
+	// Model is the configured model, reported until a session names the
+	// one it uses.
+	Model string
+	// Name, Description and Version describe the agent on its card.
+	Name, Description, Version string
+	// BaseURL is the server's URL (http://127.0.0.1:41242), for the
+	// card's interfaces.
+	BaseURL string
+	// TaskStore stores tasks; default a2a-go's in-memory store.
+	TaskStore taskstore.Store
+	// PushStore stores push notification configs and PushSender delivers
+	// them; both default to a2a-go's in-memory store and HTTP sender.
+	PushStore  push.ConfigStore
+	PushSender push.Sender
+	// MaxTasks bounds the tasks running at once (parked tasks do not
+	// count); default 16.
+	MaxTasks int
+	// OnDisconnect is the policy for a run whose client disconnects;
+	// default DisconnectAuto.
+	OnDisconnect Disconnect
+	// Memory serves the memory commands; nil leaves them out.
+	Memory Memory
+	// IdleTimeout closes a context's session when no task has run on it
+	// for this long; its next message reopens it from the session store.
+	// 0 keeps sessions open (right for an in-memory store, where closing
+	// would lose the conversation).
+	IdleTimeout time.Duration
+	// Logger receives diagnostics; default slog.Default(). Tokens and
+	// message contents are never logged.
+	Logger *slog.Logger
+	// Now is the clock of status timestamps; default time.Now.
+	Now func() time.Time
+}
+
+// DefaultMaxTasks is Config.MaxTasks's default.
+const DefaultMaxTasks = 16
+
+// Server serves agentry sessions over A2A. Create it with New and serve
+// Handler; Close ends every session.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	roots   []string
+	handler a2asrv.RequestHandler
+	card    *a2a.AgentCard
+	slots   *slots
+	// ctx is the runs' context: they belong to the server, not to the
+	// request that started them.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	contexts map[string]*convo
+	live     map[a2a.TaskID]*liveTask
+	closed   bool
+}
+
+// New returns a Server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.NewSession == nil {
+		return nil, errors.New("protocol: Config.NewSession is required")
+	}
+	ws, err := resolveDir(cfg.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: workspace: %w", err)
+	}
+	cfg.Workspace = ws
+	if cfg.MaxTasks <= 0 {
+		cfg.MaxTasks = DefaultMaxTasks
+	}
+	if cfg.OnDisconnect == "" {
+		cfg.OnDisconnect = DisconnectAuto
+	}
+	switch cfg.OnDisconnect {
+	case DisconnectAuto, DisconnectAbort, DisconnectContinue:
+	default:
+		return nil, fmt.Errorf("protocol: OnDisconnect %q: want auto, abort or continue", cfg.OnDisconnect)
+	}
+	if cfg.Name == "" {
+		cfg.Name = "agentry"
+	}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger, now: cfg.Now,
+		slots:    &slots{max: cfg.MaxTasks},
+		contexts: map[string]*convo{}, live: map[a2a.TaskID]*liveTask{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	roots := cfg.AllowedRoots
+	if len(roots) == 0 {
+		roots = []string{ws}
+	}
+	for _, r := range roots {
+		abs, err := resolveDir(r)
+		if err != nil {
+			return nil, fmt.Errorf("protocol: allowed root: %w", err)
+		}
+		s.roots = append(s.roots, abs)
+	}
+	if cfg.TaskStore == nil {
+		cfg.TaskStore = taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: SingleUser})
+	}
+	if cfg.PushStore == nil {
+		cfg.PushStore = push.NewInMemoryStore()
+	}
+	if cfg.PushSender == nil {
+		cfg.PushSender = push.NewHTTPPushSender(nil)
+	}
+	s.cfg = cfg
+	s.card = s.agentCard()
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	base := a2asrv.NewHandler(refuse{},
+		a2asrv.WithTaskStore(cfg.TaskStore),
+		a2asrv.WithPushNotifications(cfg.PushStore, cfg.PushSender),
+		a2asrv.WithLogger(s.log),
+	)
+	s.handler = &a2asrv.InterceptedHandler{
+		Handler:      handler{RequestHandler: base, s: s},
+		Interceptors: []a2asrv.CallInterceptor{interceptor{s}},
+		Logger:       s.log,
+	}
+	if cfg.IdleTimeout > 0 {
+		go s.evictIdle(cfg.IdleTimeout)
+	}
+	return s, nil
+}
+
+// RequestHandler returns the transport-independent A2A handler, for
+// transports the caller adds.
+func (s *Server) RequestHandler() a2asrv.RequestHandler { return s.handler }
+
+// Card returns the agent card.
+func (s *Server) Card() *a2a.AgentCard { return s.card }
+
+// Close ends every context's session. Parked runs are aborted.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	cs := make([]*convo, 0, len(s.contexts))
+	for _, c := range s.contexts {
+		cs = append(cs, c)
+	}
+	s.contexts = map[string]*convo{}
+	s.mu.Unlock()
+	s.cancel()
+	var errs []error
+	for _, c := range cs {
+		c.unsub()
+		if !c.adopted {
+			errs = append(errs, c.sess.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// convo returns the context's conversation, starting its session on first
+// use. workspace is the client's workspace_path ("" for the default).
+func (s *Server) convo(ctx context.Context, id, workspace string) (*convo, error) {
+	dir, err := s.workspaceFor(workspace)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, errors.New("the server is shutting down")
+	}
+	if c := s.contexts[id]; c != nil {
+		s.mu.Unlock()
+		if workspace != "" && c.workspace != dir {
+			return nil, fmt.Errorf("context %s works in %s; a context cannot change its workspace (start a new context for %s)", id, c.workspace, dir)
+		}
+		return c, nil
+	}
+	s.mu.Unlock()
+
+	c := &convo{s: s, id: id, workspace: dir, tasks: map[string]*liveTask{}, orphans: map[string][]item{}}
+	sess, err := s.cfg.NewSession(ctx, SessionRequest{ContextID: id, Workspace: dir, Approver: approver{c}})
+	if err != nil {
+		return nil, fmt.Errorf("cannot start a session in %s: %w", dir, err)
+	}
+	c.sess = sess
+	c.unsub = sess.Subscribe(func(ev runtime.Event) { c.route(ev.StreamID, item{ev: ev}) })
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other := s.contexts[id]; other != nil || s.closed {
+		// Another request started it first (or the server closed).
+		c.unsub()
+		_ = sess.Close()
+		if other == nil {
+			return nil, errors.New("the server is shutting down")
+		}
+		return other, nil
+	}
+	s.contexts[id] = c
+	return c, nil
+}
+
+// evictIdle closes the sessions of contexts idle longer than timeout, so
+// a long-running server's memory follows its active conversations, not
+// every conversation it ever had.
+func (s *Server) evictIdle(timeout time.Duration) {
+	tick := time.NewTicker(max(timeout/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case now := <-tick.C:
+			var idle []*convo
+			s.mu.Lock()
+			for _, c := range s.contexts {
+				if c.evictIfIdle(now, timeout) {
+					idle = append(idle, c)
+				}
+			}
+			s.mu.Unlock()
+			for _, c := range idle {
+				s.forget(c)
+				c.unsub()
+				if err := c.sess.Close(); err != nil {
+					s.log.Warn("a2a: closing an idle session", "context", c.id, "err", err)
+				}
+			}
+		}
+	}
+}
+
+// forget removes an evicted context from the map (if it is still there).
+func (s *Server) forget(c *convo) {
+	s.mu.Lock()
+	if s.contexts[c.id] == c {
+		delete(s.contexts, c.id)
+	}
+	s.mu.Unlock()
+}
+
+// workspaceFor resolves a client's workspace_path against the allowed
+// roots.
+func (s *Server) workspaceFor(p string) (string, error) {
+	if p == "" {
+		return s.cfg.Workspace, nil
+	}
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("workspace_path %q must be an absolute path", p)
+	}
+	dir, err := resolveDir(p)
+	if err != nil {
+		return "", fmt.Errorf("workspace_path: %w", err)
+	}
+	for _, r := range s.roots {
+		if within(dir, r) {
+			return dir, nil
+		}
+	}
+	return "", fmt.Errorf("workspace_path %s is outside the directories this server allows (%v); the server's --allowed-root flag adds one", dir, s.roots)
+}
+
+func resolveDir(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%s does not exist", abs)
+		}
+		return "", err
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", real)
+	}
+	return real, nil
+}
+
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != ".."+string(filepath.Separator))
+}
+
+func (s *Server) addLive(t *liveTask) {
+	s.mu.Lock()
+	s.live[t.id] = t
+	s.mu.Unlock()
+}
+
+func (s *Server) getLive(id a2a.TaskID) *liveTask {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
+}
+
+// releaseContext frees the task's context for its next task. It may be
+// called more than once.
+func (s *Server) releaseContext(t *liveTask) {
+	t.mu.Lock()
+	c := t.c
+	t.mu.Unlock()
+	if c != nil {
+		c.release(t)
+	}
+}
+
+// finish forgets a task whose run ended. It may be called more than once.
+func (s *Server) finish(t *liveTask) {
+	s.releaseContext(t)
+	s.mu.Lock()
+	if s.live[t.id] == t {
+		delete(s.live, t.id)
+	}
+	s.mu.Unlock()
+}
+
+// slots counts running executions against MaxTasks.
+type slots struct {
+	mu       sync.Mutex
+	max, cur int
+}
+
+// acquire takes a slot; force takes one even over the limit (a
+// confirmation resuming a parked run must not be refused).
+func (sl *slots) acquire(force bool) bool {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.cur >= sl.max && !force {
+		return false
+	}
+	sl.cur++
+	return true
+}
+
+func (sl *slots) release() {
+	sl.mu.Lock()
+	sl.cur--
+	sl.mu.Unlock()
+}
+
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func base64Std(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// newID returns a random id for command executions.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Adopt serves an existing session as the context named by its id, for
+// a driver that serves its own session (agentry run --a2a-port). The
+// session keeps its own approver; the server does not close it.
+func (s *Server) Adopt(sess *runtime.Session, workspace string) error {
+	dir, err := resolveDir(workspace)
+	if err != nil {
+		return fmt.Errorf("protocol: adopt: workspace: %w", err)
+	}
+	c := &convo{s: s, id: sess.ID(), workspace: dir, sess: sess, tasks: map[string]*liveTask{}, orphans: map[string][]item{}, adopted: true}
+	c.unsub = sess.Subscribe(func(ev runtime.Event) { c.route(ev.StreamID, item{ev: ev}) })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.contexts[c.id] != nil {
+		c.unsub()
+		return fmt.Errorf("protocol: adopt: context %s is already served", c.id)
+	}
+	s.contexts[c.id] = c
+	return nil
+}
+
+// Submit starts a task on an adopted session's context with a message
+// from the driver itself, past the interceptor's checks (the driver is
+// not a client). It returns the task's id and the runtime stream running
+// it.
+func (s *Server) Submit(ctx context.Context, m *a2a.Message) (a2a.TaskID, string, error) {
+	t, _, err := s.send(ctx, &a2a.SendMessageRequest{Message: m})
+	if err != nil {
+		return "", "", err
+	}
+	select {
+	case <-t.attached:
+	case <-ctx.Done():
+		return "", "", ctx.Err()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stream == "" {
+		return "", "", fmt.Errorf("protocol: the task failed to start: %s", t.task.Status.Message.Parts[0].Text())
+	}
+	return t.id, t.stream, nil
+}

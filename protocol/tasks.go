@@ -1,0 +1,727 @@
+package protocol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/runtime"
+)
+
+// errClientGone is the abort cause when a streaming client disconnects
+// and the server is set to abort.
+var errClientGone = errors.New("client disconnected")
+
+// handler is agentry's a2asrv.RequestHandler. It runs tasks itself —
+// sending a message, streaming, cancelling, resubscribing, reading a
+// running task — and leaves stored tasks, listings and push-config
+// management to a2a-go's handler over the same stores.
+//
+// a2a-go's own task pipeline copies the whole task (history included)
+// with encoding/gob for every event, twice: about 300 µs per event for a
+// short task on this project's 2-core reference machine, growing with the
+// task — a 200-event answer costs 200 ms of copying. The development-tool
+// extension sends an update per text delta and per tool state, so agentry
+// keeps each running task in memory, appends its events without copying,
+// and writes the task store only when the task's state changes.
+type handler struct {
+	a2asrv.RequestHandler
+	s *Server
+}
+
+// liveTask is a task whose run is in this process: running, or parked
+// waiting for a confirmation.
+type liveTask struct {
+	id a2a.TaskID
+	c  *convo
+	q  *queue
+	tr *translator
+	// stream is set by attach, under c.mu.
+	stream string
+
+	mu sync.Mutex
+	// task is the task's current state. Its history and status messages
+	// are never changed once added, so a snapshot shares them.
+	task    *a2a.Task
+	version taskstore.TaskVersion
+	// log holds the current execution's events; changed is closed (and
+	// replaced) when it grows or the execution ends.
+	log     []a2a.Event
+	changed chan struct{}
+	// running: an execution is draining the run's events.
+	running bool
+	// waiting is the call the task is parked on, once input-required
+	// went out.
+	waiting *approval
+	// accepted is the answer a confirmation brought, checked by the
+	// interceptor and handed to the run when the next execution starts.
+	accepted *answer
+	// answered remembers decided calls, to tell a repeated confirmation
+	// from one for a call the task never had.
+	answered map[string]string
+	// disconnected: the run was aborted because the client left.
+	disconnected bool
+	// cancelled: a cancel came before the run started.
+	cancelled bool
+	// draining: a goroutine is translating the queue (see drain).
+	draining atomic.Bool
+	// attached is closed when the run's stream is known (stream set) or
+	// the task failed to start.
+	attached chan struct{}
+}
+
+func (t *liveTask) waitingFor() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.waiting == nil {
+		return ""
+	}
+	return t.waiting.req.CallID
+}
+
+// snapshot returns a copy of the task safe to hand out, with at most
+// historyLength messages of history (nil: all).
+func (t *liveTask) snapshot(historyLength *int) *a2a.Task {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return copyTask(t.task, historyLength)
+}
+
+func copyTask(task *a2a.Task, historyLength *int) *a2a.Task {
+	c := *task
+	c.History = slices.Clone(task.History)
+	if historyLength != nil && *historyLength >= 0 && len(c.History) > *historyLength {
+		c.History = c.History[len(c.History)-*historyLength:]
+	}
+	c.Artifacts = slices.Clone(task.Artifacts)
+	c.Metadata = maps.Clone(task.Metadata)
+	return &c
+}
+
+// apply applies events to the task. It returns the state changes among
+// them, which the store and push notifications receive, and then a copy of
+// the task to store.
+func (t *liveTask) apply(evs ...a2a.Event) (changes []a2a.Event, stored *a2a.Task) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, ev := range evs {
+		u, ok := ev.(*a2a.TaskStatusUpdateEvent)
+		if !ok {
+			continue
+		}
+		prev := t.task.Status.State
+		if t.task.Status.Message != nil {
+			t.task.History = append(t.task.History, t.task.Status.Message)
+		}
+		t.task.Status = u.Status
+		if dev, ok := devtool.EventFrom(u.Metadata); ok {
+			if t.task.Metadata == nil {
+				t.task.Metadata = map[string]any{}
+			}
+			t.task.Metadata[devtool.URI] = u.Metadata[devtool.URI]
+			if dev.Kind == devtool.KindStateChange || u.Status.State != prev {
+				changes = append(changes, ev)
+			}
+		}
+	}
+	if len(changes) > 0 {
+		stored = copyTask(t.task, nil)
+	}
+	return changes, stored
+}
+
+// publish appends events to the log and wakes its followers.
+func (t *liveTask) publish(evs ...a2a.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.log = append(t.log, evs...)
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// terminal reports whether ev ends its task.
+func terminal(ev a2a.Event) bool {
+	u, ok := ev.(*a2a.TaskStatusUpdateEvent)
+	return ok && u.Status.State.Terminal()
+}
+
+// ends reports whether ev ends an execution: the task's end, or a pause
+// for the user.
+func ends(ev a2a.Event) bool {
+	switch e := ev.(type) {
+	case *a2a.TaskStatusUpdateEvent:
+		return e.Status.State.Terminal() || e.Status.State == a2a.TaskStateInputRequired
+	case *a2a.Task:
+		return e.Status.State.Terminal()
+	}
+	return false
+}
+
+// SendStreamingMessage starts a task or resumes a parked one and streams
+// its execution's events.
+func (h handler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		t, from, err := h.s.send(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		h.s.follow(ctx, t, from, yield)
+	}
+}
+
+// SendMessage starts or resumes a task and returns it when its execution
+// ends (at once with returnImmediately).
+func (h handler) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	t, from, err := h.s.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var hl *int
+	if req.Config != nil {
+		hl = req.Config.HistoryLength
+		if req.Config.ReturnImmediately {
+			return t.snapshot(hl), nil
+		}
+	}
+	h.s.follow(ctx, t, from, func(a2a.Event, error) bool { return true })
+	return t.snapshot(hl), nil
+}
+
+// GetTask serves a live task from memory, others from the store.
+func (h handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if t := h.s.getLive(req.ID); t != nil {
+		return t.snapshot(req.HistoryLength), nil
+	}
+	return h.RequestHandler.GetTask(ctx, req)
+}
+
+// SubscribeToTask follows a running task from now: its current state,
+// then its events to the end of the execution.
+func (h handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		t := h.s.getLive(req.ID)
+		if t != nil {
+			t.mu.Lock()
+			running, from := t.running, len(t.log)
+			t.mu.Unlock()
+			if running {
+				if !yield(t.snapshot(nil), nil) {
+					return
+				}
+				h.s.follow(ctx, t, from, yield)
+				return
+			}
+		}
+		for ev, err := range h.RequestHandler.SubscribeToTask(ctx, req) {
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// CancelTask aborts a task's run (a parked call is declined) and returns
+// it canceled.
+func (h handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	s := h.s
+	t := s.getLive(req.ID)
+	if t == nil {
+		return s.cancelStored(ctx, req.ID)
+	}
+	t.mu.Lock()
+	ap, from, c := t.waiting, len(t.log), t.c
+	t.waiting, t.accepted = nil, nil
+	parked := !t.running && ap != nil
+	if parked {
+		t.running = true
+	}
+	if c == nil {
+		// Still starting: start sees the flag.
+		t.cancelled = true
+	}
+	t.mu.Unlock()
+	if c != nil {
+		c.sess.Abort(runtime.ErrAborted)
+	}
+	if ap != nil {
+		ap.answer <- answer{outcome: runtime.Cancel}
+	}
+	if parked {
+		// The declined call's run drains to its end as a new execution.
+		s.slots.acquire(true)
+	}
+	wait, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	s.follow(wait, t, from, func(a2a.Event, error) bool { return true })
+	return t.snapshot(nil), nil
+}
+
+// cancelStored cancels a task this process is not running: one left
+// behind by a restart is marked canceled.
+func (s *Server) cancelStored(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	st, err := s.cfg.TaskStore.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	task := st.Task
+	switch {
+	case task.Status.State == a2a.TaskStateCanceled:
+		return task, nil
+	case task.Status.State.Terminal():
+		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s is already %s", id, task.Status.State))
+	}
+	tr := newTranslator(task.TaskInfo(), s.cfg.Model, s.now)
+	ev := tr.stateChange(a2a.TaskStateCanceled, "Task cancelled.", "")
+	if task.Status.Message != nil {
+		task.History = append(task.History, task.Status.Message)
+	}
+	task.Status = ev.Status
+	if _, err := s.cfg.TaskStore.Update(ctx, &taskstore.UpdateRequest{Task: task, Event: ev, PrevVersion: st.Version}); err != nil {
+		return nil, err
+	}
+	return task, nil
+}
+
+// send admits a message: a new task starts an execution on its context;
+// a confirmation resumes the parked one. It returns the task and the log
+// position the caller's events start at.
+func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTask, int, error) {
+	m := req.Message
+	if m == nil {
+		return nil, 0, a2a.NewError(a2a.ErrInvalidParams, "message is required")
+	}
+	if m.TaskID != "" {
+		return s.resume(ctx, req)
+	}
+	if !s.slots.acquire(false) {
+		return nil, 0, a2a.NewError(a2a.ErrServerError, fmt.Sprintf(
+			"agentry is running its limit of %d tasks at once; retry when one ends (serve --max-tasks raises the limit)", s.cfg.MaxTasks))
+	}
+	contextID := m.ContextID
+	if contextID == "" {
+		contextID = a2a.NewContextID()
+	}
+	msg := *m
+	msg.ContextID = contextID
+	id := a2a.NewTaskID()
+	msg.TaskID = id
+	task := &a2a.Task{ID: id, ContextID: contextID, History: []*a2a.Message{&msg},
+		Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}, Metadata: maps.Clone(req.Metadata)}
+	ts := s.now()
+	task.Status.Timestamp = &ts
+	if req.Config != nil && req.Config.PushConfig != nil {
+		if _, err := s.cfg.PushStore.Save(ctx, id, req.Config.PushConfig); err != nil {
+			s.slots.release()
+			return nil, 0, fmt.Errorf("save the push notification config: %w", err)
+		}
+	}
+	version, err := s.cfg.TaskStore.Create(ctx, copyTask(task, nil))
+	if err != nil {
+		s.slots.release()
+		return nil, 0, fmt.Errorf("store the task: %w", err)
+	}
+	t := &liveTask{
+		id: id, q: newQueue(), tr: newTranslator(task.TaskInfo(), s.cfg.Model, s.now),
+		task: task, version: version, changed: make(chan struct{}), running: true,
+		answered: map[string]string{}, attached: make(chan struct{}),
+	}
+	s.addLive(t)
+	first := copyTask(task, nil)
+	t.publish(first)
+	s.pushChanges(t, []a2a.Event{first})
+	go s.start(t, &msg, req)
+	return t, 0, nil
+}
+
+// start runs a new task: its context's session, the message, and the
+// events to the end or the first confirmation.
+func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageRequest) {
+	ctx := s.ctx
+	fail := func(err error) {
+		defer close(t.attached)
+		s.log.Warn("a2a: task failed to start", "task", t.id, "err", err)
+		s.releaseContext(t)
+		s.record(t, t.tr.stateChange(a2a.TaskStateFailed, err.Error(), err.Error()))
+		s.finish(t)
+		s.endExecution(t)
+		s.slots.release()
+	}
+	s.record(t, t.tr.stateChange(a2a.TaskStateWorking, "", ""))
+	settings, _, _ := devtool.SettingsFrom(msg.Metadata)
+	var c *convo
+	for {
+		var err error
+		if c, err = s.convo(ctx, t.task.ContextID, settings.WorkspacePath); err != nil {
+			fail(err)
+			return
+		}
+		err = c.claim(t)
+		if errors.Is(err, errEvicted) {
+			// Closed for idleness as this task came: the next lookup
+			// reopens the session.
+			s.forget(c)
+			continue
+		}
+		if err != nil {
+			fail(err)
+			return
+		}
+		break
+	}
+	t.tr.model = c.sess.Model()
+	t.mu.Lock()
+	t.c = c
+	cancelled := t.cancelled
+	t.mu.Unlock()
+	if cancelled {
+		c.release(t)
+		fail(errors.New("the task was cancelled before it started"))
+		return
+	}
+	content, err := contentOf(msg)
+	if err == nil {
+		var stream string
+		stream, err = c.sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: content}})
+		if err == nil {
+			c.attach(stream, t)
+		}
+	}
+	if err != nil {
+		fail(err)
+		return
+	}
+	close(t.attached)
+	s.drain(t)
+}
+
+// resume hands a confirmation's answer to the parked run and starts an
+// execution to stream the rest of it.
+func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*liveTask, int, error) {
+	m := req.Message
+	t := s.getLive(m.TaskID)
+	if t == nil {
+		// Finished, unknown or left by a restart: the interceptor said
+		// which; the store's error stands.
+		if _, err := s.cfg.TaskStore.Get(ctx, m.TaskID); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s is finished; send a new message in its context to go on", m.TaskID))
+	}
+	t.mu.Lock()
+	// The execution that parked the run publishes input-required before
+	// it ends; a quick client may answer in between.
+	for deadline := time.Now().Add(5 * time.Second); t.running && t.waiting != nil && time.Now().Before(deadline); {
+		changed := t.changed
+		t.mu.Unlock()
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Millisecond):
+		}
+		t.mu.Lock()
+	}
+	ap, ans := t.waiting, t.accepted
+	if ap == nil || ans == nil || t.running {
+		t.mu.Unlock()
+		return nil, 0, a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf("task %s is not waiting for this confirmation", t.id))
+	}
+	t.waiting, t.accepted = nil, nil
+	t.answered[ap.req.CallID] = string(ans.outcome)
+	t.running = true
+	from := len(t.log)
+	msg := *m
+	t.task.History = append(t.task.History, &msg)
+	t.mu.Unlock()
+	s.slots.acquire(true)
+	if ans.outcome == runtime.Cancel {
+		t.tr.denied[ap.req.CallID] = true
+	}
+	ap.answer <- *ans
+	return t, from, nil
+}
+
+// drain translates the run's queued items into events and records them,
+// on the goroutine that queued them (the session's): no hand-off to
+// another goroutine stands between the agent and the client. An
+// execution ends when the run ends or parks on a confirmation.
+func (s *Server) drain(t *liveTask) {
+	for {
+		if !t.draining.CompareAndSwap(false, true) {
+			return // the goroutine draining will see the new items
+		}
+		items := t.q.take()
+		if len(items) > 0 {
+			out, done := s.translate(t, items)
+			end := done && len(out) > 0 && terminal(out[len(out)-1])
+			if end {
+				// The context takes its next task as soon as anyone can
+				// hear that this one ended.
+				s.releaseContext(t)
+			}
+			s.record(t, out...)
+			if done {
+				if end {
+					// After the store has the end: a reader never finds
+					// the task neither live nor finished.
+					s.finish(t)
+				}
+				s.endExecution(t)
+				s.slots.release()
+			}
+		}
+		t.draining.Store(false)
+		if t.q.empty() {
+			return
+		}
+	}
+}
+
+// record publishes events and writes state changes to the store and the
+// push webhooks.
+func (s *Server) record(t *liveTask, evs ...a2a.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	changes, task := t.apply(evs...)
+	if len(changes) > 0 {
+		// Stored before anyone hears of it: a client told "completed"
+		// finds the task completed after a restart.
+		t.mu.Lock()
+		prev := t.version
+		t.mu.Unlock()
+		v, err := s.cfg.TaskStore.Update(s.ctx, &taskstore.UpdateRequest{Task: task, Event: changes[len(changes)-1], PrevVersion: prev})
+		if err != nil {
+			s.log.Warn("a2a: cannot store the task", "task", t.id, "err", err)
+		} else {
+			t.mu.Lock()
+			t.version = v
+			t.mu.Unlock()
+		}
+	}
+	t.publish(evs...)
+	if len(changes) > 0 {
+		s.pushChanges(t, changes)
+	}
+}
+
+// pushChanges sends state changes to the task's push webhooks: the
+// submitted task, STATE_CHANGE updates, the end. A webhook wants to know
+// when to look, not every token.
+func (s *Server) pushChanges(t *liveTask, changes []a2a.Event) {
+	cfgs, err := s.cfg.PushStore.List(s.ctx, t.id)
+	if err != nil {
+		s.log.Warn("a2a: cannot read push configs", "task", t.id, "err", err)
+		return
+	}
+	for _, ev := range changes {
+		for _, c := range cfgs {
+			if err := s.cfg.PushSender.SendPush(s.ctx, c, ev); err != nil {
+				s.log.Warn("a2a: push notification failed", "task", t.id, "url", c.URL, "err", err)
+			}
+		}
+	}
+}
+
+// endExecution marks the execution over and wakes its followers.
+func (s *Server) endExecution(t *liveTask) {
+	t.mu.Lock()
+	t.running = false
+	close(t.changed)
+	t.changed = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// follow yields the task's events from log position from to the end of
+// the execution. A client that goes away stops following; by the
+// server's policy its run is aborted or left to finish.
+func (s *Server) follow(ctx context.Context, t *liveTask, from int, yield func(a2a.Event, error) bool) {
+	for {
+		t.mu.Lock()
+		evs := t.log[from:]
+		from = len(t.log)
+		running, changed := t.running, t.changed
+		t.mu.Unlock()
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				s.clientLeft(t)
+				return
+			}
+			if ends(ev) {
+				return
+			}
+		}
+		if !running && len(evs) == 0 {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			// The client went away (its request's context ended).
+			s.clientLeft(t)
+			return
+		}
+	}
+}
+
+// clientLeft applies the disconnect policy to a task whose follower left
+// before its execution ended.
+func (s *Server) clientLeft(t *liveTask) {
+	t.mu.Lock()
+	running, c := t.running, t.c
+	t.mu.Unlock()
+	if !running || c == nil {
+		return
+	}
+	abort := s.cfg.OnDisconnect == DisconnectAbort
+	if s.cfg.OnDisconnect == DisconnectAuto {
+		cfgs, err := s.cfg.PushStore.List(s.ctx, t.id)
+		abort = err != nil || len(cfgs) == 0
+	}
+	if !abort {
+		return
+	}
+	t.mu.Lock()
+	t.disconnected = true
+	t.mu.Unlock()
+	s.log.Info("a2a: client disconnected; aborting its task", "task", t.id)
+	c.sess.Abort(errClientGone)
+}
+
+// translate converts a batch of items. Consecutive text deltas become
+// one TEXT_CONTENT update: under load the queue holds many. done reports
+// that the execution ends: the run ended, or it parked on a
+// confirmation.
+func (s *Server) translate(t *liveTask, items []item) (out []a2a.Event, done bool) {
+	var text strings.Builder
+	var textAt time.Time
+	flush := func() {
+		if text.Len() > 0 {
+			cur := t.tr.at
+			t.tr.at = textAt
+			out = append(out, t.tr.text(text.String()))
+			t.tr.at = cur
+			text.Reset()
+		}
+	}
+	defer func() { t.tr.at = time.Time{} }()
+	for _, it := range items {
+		t.tr.at = it.ev.Timestamp
+		switch {
+		case it.approval != nil:
+			flush()
+			out = append(out, t.tr.confirmation(it.approval.req, t.c.workspace)...)
+			t.mu.Lock()
+			t.waiting = it.approval
+			t.mu.Unlock()
+			out = append(out, t.tr.stateChange(a2a.TaskStateInputRequired, "", ""))
+			// The run is blocked on this approval: nothing follows it.
+			return out, true
+		case it.executing != "":
+			flush()
+			out = append(out, t.tr.executing(it.executing)...)
+		case it.ev.Type == runtime.EventMessage && it.ev.Message.Role == runtime.RoleAgent && onlyText(it.ev.Message.Content):
+			if text.Len() == 0 {
+				textAt = it.ev.Timestamp
+			}
+			for _, p := range it.ev.Message.Content {
+				text.WriteString(p.Text)
+			}
+		case it.ev.Type == runtime.EventAgentEnd:
+			flush()
+			out = append(out, s.final(t, it.ev.AgentEnd))
+			return out, true
+		default:
+			flush()
+			out = append(out, t.tr.event(it.ev)...)
+		}
+	}
+	flush()
+	return out, false
+}
+
+func onlyText(parts []runtime.ContentPart) bool {
+	for _, p := range parts {
+		if p.Type != runtime.PartText {
+			return false
+		}
+	}
+	return len(parts) > 0
+}
+
+// final is the terminal update for how the run ended. Unlike gemini-cli,
+// whose tasks never complete, a finished run completes its task; the
+// conversation goes on in a new task of the same context.
+func (s *Server) final(t *liveTask, end *runtime.AgentEnd) a2a.Event {
+	tr := t.tr
+	switch end.Reason {
+	case runtime.EndCompleted:
+		return tr.stateChange(a2a.TaskStateCompleted, "", "")
+	case runtime.EndAborted:
+		t.mu.Lock()
+		gone := t.disconnected
+		t.mu.Unlock()
+		if gone {
+			return tr.stateChange(a2a.TaskStateCanceled, "Execution aborted by client.", "")
+		}
+		return tr.stateChange(a2a.TaskStateCanceled, "Task cancelled.", "")
+	}
+	msg := tr.lastError
+	if msg == "" {
+		msg = fmt.Sprintf("the run ended: %s", end.Reason)
+	}
+	return tr.stateChange(a2a.TaskStateFailed, msg, msg)
+}
+
+// contentOf converts a message's parts into the runtime's content: text
+// as text, data as its JSON, files by URL or inline bytes.
+func contentOf(m *a2a.Message) ([]runtime.ContentPart, error) {
+	var out []runtime.ContentPart
+	for _, p := range m.Parts {
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			out = append(out, runtime.TextPart(string(c)))
+		case a2a.Data:
+			b, err := jsonText(c.Value)
+			if err != nil {
+				return nil, fmt.Errorf("data part: %w", err)
+			}
+			out = append(out, runtime.TextPart(b))
+		case a2a.URL:
+			out = append(out, runtime.ContentPart{Type: runtime.PartReference, URI: string(c), MimeType: p.MediaType})
+		case a2a.Raw:
+			out = append(out, runtime.ContentPart{Type: runtime.PartMedia, Data: base64Std(c), MimeType: p.MediaType})
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("the message has no content")
+	}
+	return out, nil
+}
+
+// refuse is the executor of a2a-go's handler, which agentry uses only for
+// reads and push configs: every run goes through handler.
+type refuse struct{}
+
+func (refuse) Execute(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(nil, a2a.NewError(a2a.ErrInternalError, "agentry runs tasks itself"))
+	}
+}
+
+func (refuse) Cancel(context.Context, *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(nil, a2a.NewError(a2a.ErrInternalError, "agentry cancels tasks itself"))
+	}
+}

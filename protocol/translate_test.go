@@ -1,0 +1,89 @@
+package protocol
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// TestToolCallTransitions: every path of a call through the extension's
+// lifecycle. Each call gets exactly one PENDING, then EXECUTING (with
+// live output) and one of SUCCEEDED, FAILED or CANCELLED.
+func TestToolCallTransitions(t *testing.T) {
+	req := runtime.Event{Type: runtime.EventToolRequest, ToolRequest: &runtime.ToolRequest{RequestID: "c", Name: "run_shell_command", Args: map[string]any{"command": "ls"}}}
+	ok := runtime.Event{Type: runtime.EventToolResponse, ToolResponse: &runtime.ToolResponse{RequestID: "c", Name: "run_shell_command", Content: []runtime.ContentPart{runtime.TextPart("a b")}}}
+	failed := runtime.Event{Type: runtime.EventToolResponse, ToolResponse: &runtime.ToolResponse{RequestID: "c", IsError: true,
+		Content: []runtime.ContentPart{runtime.TextPart("exit 1")}, Data: map[string]any{"errorType": "execution_failed"}}}
+	aborted := runtime.Event{Type: runtime.EventToolResponse, ToolResponse: &runtime.ToolResponse{RequestID: "c", IsError: true,
+		Content: []runtime.ContentPart{runtime.TextPart("aborted")}, Data: map[string]any{"errorType": string(tools.ErrCancelled)}}}
+	denied := runtime.Event{Type: runtime.EventToolResponse, ToolResponse: &runtime.ToolResponse{RequestID: "c", IsError: true,
+		Content: []runtime.ContentPart{runtime.TextPart("User denied execution.")}, Data: map[string]any{"errorType": "policy_violation"}}}
+	output := runtime.Event{Type: runtime.EventToolUpdate, ToolUpdate: &runtime.ToolUpdate{RequestID: "c", Content: []runtime.ContentPart{runtime.TextPart("a ")}}}
+	ask := runtime.ApprovalRequest{CallID: "c", Tool: "run_shell_command", Kind: tools.KindExecute, Args: map[string]any{"command": "ls"}}
+
+	type step struct {
+		ev       *runtime.Event
+		ask      bool
+		run      bool
+		userDeny bool
+	}
+	cases := []struct {
+		name  string
+		steps []step
+		want  string
+	}{
+		{"allowed, succeeds", []step{{ev: &req}, {run: true}, {ev: &output}, {ev: &ok}}, "PENDING EXECUTING EXECUTING(live) SUCCEEDED"},
+		{"allowed, fails", []step{{ev: &req}, {run: true}, {ev: &failed}}, "PENDING EXECUTING FAILED"},
+		{"allowed, aborted while running", []step{{ev: &req}, {run: true}, {ev: &aborted}}, "PENDING EXECUTING CANCELLED"},
+		{"denied by policy, never runs", []step{{ev: &req}, {ev: &failed}}, "PENDING FAILED"},
+		{"asks, approved, succeeds", []step{{ev: &req}, {ask: true}, {run: true}, {ev: &ok}}, "PENDING(confirm) EXECUTING SUCCEEDED"},
+		{"asks, user cancels", []step{{ev: &req}, {ask: true}, {userDeny: true}, {ev: &denied}}, "PENDING(confirm) CANCELLED"},
+		{"asks, aborted while waiting", []step{{ev: &req}, {ask: true}, {ev: &aborted}}, "PENDING(confirm) CANCELLED"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := newTranslator(a2a.TaskInfo{TaskID: "t", ContextID: "x"}, "m", time.Now)
+			var evs []a2a.Event
+			for _, s := range c.steps {
+				switch {
+				case s.ev != nil:
+					evs = append(evs, tr.event(*s.ev)...)
+				case s.ask:
+					evs = append(evs, tr.confirmation(ask, "/w")...)
+				case s.run:
+					evs = append(evs, tr.executing("c")...)
+				case s.userDeny:
+					tr.denied["c"] = true
+				}
+			}
+			var got []string
+			for _, ev := range evs {
+				u := ev.(*a2a.TaskStatusUpdateEvent)
+				if dev, _ := devtool.EventFrom(u.Metadata); dev.Kind != devtool.KindToolCallUpdate {
+					t.Fatalf("kind %s", dev.Kind)
+				}
+				tc, err := devtool.ToolCallFrom(u.Status.Message.Parts[0].Data())
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := string(tc.Status)
+				if tc.ConfirmationRequest != nil {
+					s += "(confirm)"
+				}
+				if tc.LiveContent != "" {
+					s += "(live)"
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, " ") != c.want {
+				t.Fatalf("got %s, want %s", strings.Join(got, " "), c.want)
+			}
+		})
+	}
+}
