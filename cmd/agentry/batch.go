@@ -421,13 +421,8 @@ func batchMain(ctx context.Context, cmd *cobra.Command, f *batchFlags, path stri
 	if f.resume && f.output == "" {
 		return fail(&inputError{"--resume needs -o FILE: it continues the results already in that file"})
 	}
-	if f.yolo {
-		if cmd.Flags().Changed("approval-mode") && f.approvalMode != config.ApprovalYolo {
-			return fail(&inputError{"cannot use both --yolo (-y) and --approval-mode; choose one"})
-		}
-		if err := cmd.Flags().Set("approval-mode", config.ApprovalYolo); err != nil {
-			return fail(err)
-		}
+	if err := applyYolo(cmd, f.yolo, f.approvalMode); err != nil {
+		return fail(err)
 	}
 	load := func(workspace string) (*config.Settings, error) {
 		return config.Load(config.LoadOptions{

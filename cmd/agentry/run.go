@@ -52,6 +52,7 @@ type runFlags struct {
 	workspace      string
 	trustWorkspace bool
 	rawOutput      bool
+	a2aPort        int
 }
 
 // flagKeys maps run's flags to settings keys: flags are the settings layer
@@ -94,7 +95,20 @@ agent protocol's events as JSON lines). Progress and warnings go to stderr.`,
 	fl.StringVarP(&f.workspace, "workspace", "w", "", "the workspace directory (default the current directory)")
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace for this run: read its settings and .env")
 	fl.BoolVar(&f.rawOutput, "raw-output", false, "print the model's text without removing terminal escape sequences")
+	fl.IntVar(&f.a2aPort, "a2a-port", -1, "serve this run's session over A2A on 127.0.0.1:`PORT` while it runs (0: any free port)")
 	return cmd
+}
+
+// applyYolo makes --yolo (-y) set --approval-mode yolo, refusing both
+// flags with different modes.
+func applyYolo(cmd *cobra.Command, yolo bool, mode string) error {
+	if !yolo {
+		return nil
+	}
+	if cmd.Flags().Changed("approval-mode") && mode != config.ApprovalYolo {
+		return &inputError{"cannot use both --yolo (-y) and --approval-mode; choose one"}
+	}
+	return cmd.Flags().Set("approval-mode", config.ApprovalYolo)
 }
 
 // inputError is bad input from the user: exit code 42.
@@ -112,13 +126,8 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 	}
 	p := newPrinter(format, io, f.rawOutput, start)
 
-	if f.yolo {
-		if cmd.Flags().Changed("approval-mode") && f.approvalMode != config.ApprovalYolo {
-			return p.fail(&inputError{"cannot use both --yolo (-y) and --approval-mode; choose one"})
-		}
-		if err := cmd.Flags().Set("approval-mode", config.ApprovalYolo); err != nil {
-			return p.fail(err)
-		}
+	if err := applyYolo(cmd, f.yolo, f.approvalMode); err != nil {
+		return p.fail(err)
 	}
 	input, err := readInput(f.prompt, args, io.in)
 	if err != nil {
@@ -168,8 +177,19 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 	p.sessionID = sess.ID()
 	p.init(settings.Model.Name, input)
 
-	streamID, err := sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: []runtime.ContentPart{runtime.TextPart(input)}}})
-	if err != nil {
+	var streamID string
+	if f.a2aPort >= 0 {
+		// The prompt runs as an A2A task of the served session, so a
+		// client can follow, read or cancel it.
+		served, err := serveRun(ctx, settings, sess, f.a2aPort, io)
+		if err != nil {
+			return p.fail(err)
+		}
+		defer served.stop()
+		if streamID, err = served.submit(ctx, input); err != nil {
+			return p.fail(err)
+		}
+	} else if streamID, err = sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: []runtime.ContentPart{runtime.TextPart(input)}}}); err != nil {
 		return p.fail(err)
 	}
 

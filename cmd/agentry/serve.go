@@ -1,0 +1,456 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/version"
+	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/protocol"
+	"github.com/agentry-dev/agentry/protocol/guard"
+	"github.com/agentry-dev/agentry/routing"
+	"github.com/agentry-dev/agentry/runtime"
+)
+
+// DefaultServePort is agentry serve's port, gemini-cli's a2a-server's.
+const DefaultServePort = 41242
+
+// tokenEnv names the variable holding the server's bearer token. It is
+// read from the real environment only, never from a workspace's .env.
+const tokenEnv = "AGENTRY_A2A_TOKEN"
+
+type serveFlags struct {
+	host           string
+	port           int
+	model          string
+	yolo           bool
+	approvalMode   string
+	allowedTools   []string
+	workspace      string
+	trustWorkspace bool
+	allowedRoots   []string
+	allowedHosts   []string
+	allowedOrigins []string
+	maxTasks       int
+	onDisconnect   string
+	privatePush    bool
+}
+
+// serveFlagKeys maps serve's flags to settings keys.
+var serveFlagKeys = map[string]string{
+	"model":         "model.name",
+	"approval-mode": "general.defaultApprovalMode",
+	"allowed-tools": "tools.allowed",
+	"max-tasks":     "a2a.maxTasks",
+	"on-disconnect": "a2a.onDisconnect",
+}
+
+func newServeCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
+	f := &serveFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve agent sessions over A2A to IDEs and other agents",
+		Long: `Serve agent sessions over A2A (JSON-RPC with SSE, REST and gRPC on one
+port; A2A 1.0, and 0.3 for clients of the gemini-cli generation) with
+gemini-cli's development-tool extension.
+
+The server listens on 127.0.0.1 unless --host says otherwise. Every request
+but the agent card needs the bearer token: AGENTRY_A2A_TOKEN, or
+security.a2a.token in ~/.agentry/settings.json, or else a random token printed
+once to stderr. A client's workspace_path must lie inside --allowed-root
+(default the workspace); whether a workspace is trusted is decided here, never
+by the client.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			*exit = serveMain(cmd.Context(), cmd, f, io, sigs)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.host, "host", "127.0.0.1", "the address to listen on; anything but loopback needs a configured token")
+	fl.IntVar(&f.port, "port", DefaultServePort, "the port to listen on (0: any free port)")
+	addSessionFlags(fl, &f.model, &f.yolo, &f.approvalMode, &f.allowedTools, &f.workspace, &f.trustWorkspace)
+	fl.StringSliceVar(&f.allowedRoots, "allowed-root", nil, "a directory clients' workspaces may lie in (repeatable; default the workspace)")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "a Host header value to accept besides localhost and 127.0.0.1 (repeatable)")
+	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "a browser origin allowed to call the server, e.g. http://localhost:3000 (repeatable; default none)")
+	fl.IntVar(&f.maxTasks, "max-tasks", 0, "tasks running at once (default 16)")
+	fl.StringVar(&f.onDisconnect, "on-disconnect", "", "when a streaming client disconnects: auto (abort unless it set a push config), abort or continue")
+	fl.BoolVar(&f.privatePush, "allow-private-push", false, "let push notifications go to webhooks on this machine or a private network")
+	return cmd
+}
+
+// addSessionFlags adds the flags serve shares with run.
+func addSessionFlags(fl *pflag.FlagSet, model *string, yolo *bool, mode *string, allowed *[]string, ws *string, trust *bool) {
+	fl.StringVarP(model, "model", "m", "", "the model: gemini-2.5-flash, flash, openai:<model>, replay:<file.jsonl> …")
+	fl.BoolVarP(yolo, "yolo", "y", false, "approve every tool call (same as --approval-mode yolo)")
+	fl.StringVar(mode, "approval-mode", "", "plan, default, auto_edit or yolo (default default)")
+	fl.StringSliceVar(allowed, "allowed-tools", nil, `tools that run without approval, e.g. write_file,"run_shell_command(git status)"`)
+	fl.StringVarP(ws, "workspace", "w", "", "the workspace directory (default the current directory)")
+	fl.BoolVar(trust, "trust-workspace", false, "trust the workspace: read its settings and .env")
+}
+
+func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio, sigs <-chan os.Signal) int {
+	fail := func(err error) int {
+		code, _ := exitFor(err)
+		fmt.Fprintf(io.err, "agentry serve: %v\n", err)
+		return code
+	}
+	if err := applyYolo(cmd, f.yolo, f.approvalMode); err != nil {
+		return fail(err)
+	}
+	settings, err := config.Load(config.LoadOptions{
+		Workspace: f.workspace, Flags: cmd.Flags(), FlagKeys: serveFlagKeys, TrustWorkspace: f.trustWorkspace,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	for _, w := range settings.Warnings {
+		fmt.Fprintf(io.err, "agentry serve: warning: %s\n", w)
+	}
+	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+	token, tokenSource := os.Getenv(tokenEnv), tokenEnv
+	if token == "" {
+		token, tokenSource = settings.Security.A2A.Token, "security.a2a.token"
+	}
+	loopback := isLoopback(f.host)
+	if token == "" {
+		if !loopback {
+			return fail(&inputError{fmt.Sprintf(
+				"--host %s makes the server reachable from other machines: set its token first (%s, or security.a2a.token in %s)",
+				f.host, tokenEnv, filepath.Join(settings.Home, "settings.json"))})
+		}
+		if token, err = guard.NewToken(); err != nil {
+			return fail(err)
+		}
+		tokenSource = ""
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
+	if err != nil {
+		return fail(&inputError{fmt.Sprintf("cannot listen on %s:%d: %v", f.host, f.port, err)})
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	urlHost := f.host
+	if strings.Contains(urlHost, ":") {
+		urlHost = "[" + urlHost + "]"
+	}
+	if f.host == "0.0.0.0" || f.host == "::" {
+		urlHost = "127.0.0.1"
+	}
+	base := fmt.Sprintf("http://%s:%d", urlHost, port)
+
+	srv, cleanup, err := newA2AServer(ctx, settings, cmd.Flags(), base, f.allowedRoots, f.privatePush || settings.Security.A2A.AllowPrivatePush, log)
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	defer cleanup()
+
+	hosts := guard.LoopbackHosts(port)
+	if !loopback {
+		hosts = append(hosts, net.JoinHostPort(f.host, strconv.Itoa(port)))
+	}
+	hosts = append(hosts, settings.Security.A2A.AllowedHosts...)
+	hosts = append(hosts, f.allowedHosts...)
+	g, err := guard.New(guard.Config{
+		Token: token, AllowedHosts: hosts,
+		AllowedOrigins: append(append([]string{}, settings.Security.A2A.AllowedOrigins...), f.allowedOrigins...),
+		PublicPaths:    []string{"/.well-known/agent-card.json"},
+		MaxBodyBytes:   settings.A2A.MaxBodyBytes,
+		Logger:         log,
+	})
+	if err != nil {
+		_ = ln.Close()
+		return fail(&inputError{err.Error()})
+	}
+	hs := newHTTPServer(g.Wrap(srv.Handler()))
+
+	// The token line comes first: whoever waits for the listening line
+	// (a supervisor, a test) then has the token too.
+	if tokenSource == "" {
+		fmt.Fprintf(io.err, "agentry serve: bearer token (shown once): %s\n", token)
+	} else {
+		fmt.Fprintf(io.err, "agentry serve: bearer token from %s\n", tokenSource)
+	}
+	fmt.Fprintf(io.err, "agentry serve: listening on %s (agent card %s/.well-known/agent-card.json)\n", base, base)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fail(err)
+		}
+	case <-sigs:
+		fmt.Fprintln(io.err, "agentry serve: shutting down")
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(shutdown)
+	return exitOK
+}
+
+// newHTTPServer serves h over HTTP/1.1 and unencrypted HTTP/2, which
+// gRPC clients speak to a plain-text port.
+func newHTTPServer(h http.Handler) *http.Server {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{Handler: h, Protocols: &p, ReadHeaderTimeout: 10 * time.Second}
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newA2AServer builds the protocol server over the settings: one session
+// store, model resolver and model availability for every context, the
+// agents loaded once, each context's settings loaded for its workspace.
+func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.FlagSet, baseURL string, roots []string, privatePush bool, log *slog.Logger) (*protocol.Server, func(), error) {
+	store, closeStore, err := runtime.OpenStore(ctx, settings, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	tasks, pushStore, err := openTaskStore(ctx, store)
+	if err != nil {
+		_ = closeStore()
+		return nil, nil, err
+	}
+	resolver := runtime.NewResolver(settings, nil, nil)
+	avail := routing.NewAvailability()
+	agentDefs, _ := runtime.LoadAgents(settings)
+	ws := &workspaceSettings{base: settings, flags: flags, cache: map[string]*config.Settings{settings.Workspace: settings}}
+	if len(roots) == 0 {
+		roots = settings.Security.A2A.AllowedRoots
+	}
+	idle := 30 * time.Minute
+	switch {
+	case settings.Session.Store == config.SessionStoreMemory || settings.A2A.IdleMinutes < 0:
+		idle = 0 // closing would lose the conversation, or the user said never
+	case settings.A2A.IdleMinutes > 0:
+		idle = time.Duration(settings.A2A.IdleMinutes) * time.Minute
+	}
+	srv, err := protocol.New(protocol.Config{
+		NewSession: func(ctx context.Context, r protocol.SessionRequest) (*runtime.Session, error) {
+			s, err := ws.get(r.Workspace)
+			if err != nil {
+				return nil, err
+			}
+			opts := runtime.Options{
+				SessionID: r.ContextID, SessionService: store, Approver: r.Approver,
+				Resolver: resolver, Availability: avail, Logger: log,
+			}
+			if s == settings {
+				opts.Agents = agentDefs
+			}
+			return runtime.FromSettings(ctx, s, opts)
+		},
+		Workspace:    settings.Workspace,
+		AllowedRoots: roots,
+		Model:        settings.Model.Name,
+		Version:      version.Version(),
+		BaseURL:      baseURL,
+		TaskStore:    tasks,
+		PushStore:    pushStore,
+		PushSender:   push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
+		MaxTasks:     settings.A2A.MaxTasks,
+		OnDisconnect: protocol.Disconnect(settings.A2A.OnDisconnect),
+		Memory:       memory{ws},
+		IdleTimeout:  idle,
+		Logger:       log,
+	})
+	if err != nil {
+		_ = closeStore()
+		return nil, nil, &inputError{err.Error()}
+	}
+	return srv, func() {
+		_ = srv.Close()
+		_ = closeStore()
+	}, nil
+}
+
+// workspaceSettings loads (once) the settings of each workspace clients
+// name. Trust comes from the user's settings and environment; the serve
+// flag --trust-workspace trusts the server's own workspace only.
+type workspaceSettings struct {
+	base  *config.Settings
+	flags *pflag.FlagSet
+
+	mu    sync.Mutex
+	cache map[string]*config.Settings
+}
+
+func (w *workspaceSettings) get(dir string) (*config.Settings, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s := w.cache[dir]; s != nil {
+		return s, nil
+	}
+	s, err := config.Load(config.LoadOptions{Workspace: dir, Flags: w.flags, FlagKeys: serveFlagKeys})
+	if err != nil {
+		return nil, err
+	}
+	w.cache[dir] = s
+	return s, nil
+}
+
+// memory serves the memory commands from the context files.
+type memory struct{ ws *workspaceSettings }
+
+func (m memory) Show(_ context.Context, workspace string) (string, []string, error) {
+	s, err := m.ws.get(workspace)
+	if err != nil {
+		return "", nil, err
+	}
+	mem, err := processors.LoadMemory(processors.MemoryConfig{
+		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
+		Roots:      []string{s.Workspace},
+		FileNames:  s.Context.FileName,
+		Trusted:    s.Trusted,
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	text := strings.TrimSpace(mem.Global + "\n\n" + mem.Project)
+	return text, mem.Files, nil
+}
+
+// memorySection heads the facts /memory add appends, as gemini-cli's
+// save_memory heads its own.
+const memorySection = "## Added Memories"
+
+func (m memory) Add(_ context.Context, fact string) (string, error) {
+	s := m.ws.base
+	name := "AGENTRY.md"
+	if len(s.Context.FileName) > 0 {
+		name = s.Context.FileName[0]
+	}
+	path := filepath.Join(s.Home, name)
+	if err := os.MkdirAll(s.Home, 0o700); err != nil {
+		return "", err
+	}
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	text := string(old)
+	fact = strings.Join(strings.Fields(fact), " ")
+	if !strings.Contains(text, memorySection) {
+		if text != "" && !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
+		if text != "" {
+			text += "\n"
+		}
+		text += memorySection + "\n"
+	} else if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	text += "- " + fact + "\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// servedRun is a run's session served over A2A.
+type servedRun struct {
+	srv  *protocol.Server
+	hs   *http.Server
+	sess *runtime.Session
+}
+
+// serveRun serves a run's session on 127.0.0.1:port with the serve
+// command's security: the token from AGENTRY_A2A_TOKEN or
+// security.a2a.token, else a random one printed to stderr. The server
+// starts no other session: a client talks to this run's context.
+func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Session, port int, io stdio) (*servedRun, error) {
+	token, printed := os.Getenv(tokenEnv), false
+	if token == "" {
+		token = settings.Security.A2A.Token
+	}
+	if token == "" {
+		var err error
+		if token, err = guard.NewToken(); err != nil {
+			return nil, err
+		}
+		printed = true
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, &inputError{fmt.Sprintf("--a2a-port: cannot listen on 127.0.0.1:%d: %v", port, err)}
+	}
+	port = ln.Addr().(*net.TCPAddr).Port
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	id := sess.ID()
+	srv, err := protocol.New(protocol.Config{
+		NewSession: func(context.Context, protocol.SessionRequest) (*runtime.Session, error) {
+			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
+		},
+		Workspace: settings.Workspace, Model: settings.Model.Name, Version: version.Version(),
+		BaseURL: base, Logger: log,
+	})
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	if err := srv.Adopt(sess, settings.Workspace); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	g, err := guard.New(guard.Config{
+		Token: token, AllowedHosts: append(guard.LoopbackHosts(port), settings.Security.A2A.AllowedHosts...),
+		AllowedOrigins: settings.Security.A2A.AllowedOrigins,
+		PublicPaths:    []string{"/.well-known/agent-card.json"}, MaxBodyBytes: settings.A2A.MaxBodyBytes, Logger: log,
+	})
+	if err != nil {
+		_ = ln.Close()
+		return nil, &inputError{err.Error()}
+	}
+	hs := newHTTPServer(g.Wrap(srv.Handler()))
+	go func() { _ = hs.Serve(ln) }()
+	if printed {
+		fmt.Fprintf(io.err, "agentry run: A2A bearer token (shown once): %s\n", token)
+	}
+	fmt.Fprintf(io.err, "agentry run: serving session %s over A2A at %s\n", id, base)
+	return &servedRun{srv: srv, hs: hs, sess: sess}, nil
+}
+
+// submit runs the prompt as a task of the served context and returns
+// its stream.
+func (r *servedRun) submit(ctx context.Context, prompt string) (string, error) {
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt))
+	m.ContextID = r.sess.ID()
+	_, stream, err := r.srv.Submit(ctx, m)
+	return stream, err
+}
+
+// stop closes the server once the run is over; a client following the
+// task has had its last event.
+func (r *servedRun) stop() {
+	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = r.hs.Shutdown(shutdown)
+	_ = r.srv.Close()
+}
