@@ -89,6 +89,7 @@ func newHarness(t testing.TB, lines []string, opts ...harnessOption) *harness {
 		t.Fatal(err)
 	}
 	h.srv = srv
+	protocol.CheckWire(srv, func(err error) { t.Error(err) })
 	g, err := guard.New(guard.Config{
 		Token:        testToken,
 		AllowedHosts: []string{h.http.Listener.Addr().String()},

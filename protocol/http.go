@@ -42,6 +42,7 @@ func (s *Server) Handler() http.Handler {
 		v1:   a2asrv.NewJSONRPCHandler(s.handler),
 		v0:   a2av0.NewJSONRPCHandler(s.handler),
 		rest: http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
+		errs: a2asrv.NewJSONRPCHandler(errorEcho{}),
 		grpc: g,
 	}
 }
@@ -50,6 +51,8 @@ type httpHandler struct {
 	s                  *Server
 	card, v1, v0, rest http.Handler
 	grpc               http.Handler
+	// errs renders stream errors for the SSE writer (see errorJSON).
+	errs http.Handler
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -123,6 +126,9 @@ func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		return
 	case "command/execute":
 		h.s.commandExecute(w, r, env)
+		return
+	}
+	if (env.Method == methodStream || env.Method == methodSubscribe) && h.sse(w, r, env) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

@@ -129,7 +129,10 @@ type Server struct {
 	roots   []string
 	handler a2asrv.RequestHandler
 	card    *a2a.AgentCard
-	slots   *slots
+	// wireCheck, set by tests, sees every stream response the SSE writer
+	// encodes itself, to compare it with encoding/json's.
+	wireCheck func(got []byte, ev a2a.Event)
+	slots     *slots
 	// ctx is the runs' context: they belong to the server, not to the
 	// request that started them.
 	ctx    context.Context

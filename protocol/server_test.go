@@ -64,11 +64,12 @@ func TestConfirmationRoundTrip(t *testing.T) {
 }
 
 // TestGetAndListTasks: a finished task is read back with its history,
-// and listed in its context, over each binding.
+// the answer's deltas as one message, and listed in its context, over
+// each binding.
 func TestGetAndListTasks(t *testing.T) {
 	for _, binding := range []string{"jsonrpc", "rest", "grpc"} {
 		t.Run(binding, func(t *testing.T) {
-			h := newHarness(t, []string{textTurn("Listed.")})
+			h := newHarness(t, []string{textTurn("Listed ", "in ", "three.")})
 			c := h.client(binding)
 			task := collect(t, c, userMessage("hi", ""))[0].(*a2a.Task)
 			got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
@@ -81,7 +82,7 @@ func TestGetAndListTasks(t *testing.T) {
 					texts = append(texts, p.Text())
 				}
 			}
-			if got.Status.State != a2a.TaskStateCompleted || strings.Join(texts, "|") != "hi|Listed." {
+			if got.Status.State != a2a.TaskStateCompleted || strings.Join(texts, "|") != "hi|Listed in three." {
 				t.Fatalf("task %s, history %q", got.Status.State, texts)
 			}
 			list, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{ContextID: task.ContextID})

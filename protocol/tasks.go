@@ -56,6 +56,11 @@ type liveTask struct {
 	// are never changed once added, so a snapshot shares them.
 	task    *a2a.Task
 	version taskstore.TaskVersion
+	// delta marks the history messages that are answer text deltas, in
+	// step with task.History (see mergeDeltas); statusDelta says whether
+	// the current status message is one.
+	delta       []bool
+	statusDelta bool
 	// log holds the current execution's events; changed is closed (and
 	// replaced) when it grows or the execution ends.
 	log     []a2a.Event
@@ -123,10 +128,12 @@ func (t *liveTask) apply(evs ...a2a.Event) (changes []a2a.Event, stored *a2a.Tas
 		}
 		prev := t.task.Status.State
 		if t.task.Status.Message != nil {
-			t.task.History = append(t.task.History, t.task.Status.Message)
+			t.addHistory(t.task.Status.Message, t.statusDelta)
 		}
 		t.task.Status = u.Status
+		t.statusDelta = false
 		if dev, ok := devtool.EventFrom(u.Metadata); ok {
+			t.statusDelta = dev.Kind == devtool.KindTextContent
 			if t.task.Metadata == nil {
 				t.task.Metadata = map[string]any{}
 			}
@@ -138,8 +145,68 @@ func (t *liveTask) apply(evs ...a2a.Event) (changes []a2a.Event, stored *a2a.Tas
 	}
 	if len(changes) > 0 {
 		stored = copyTask(t.task, nil)
+		stored.History = mergeDeltas(stored.History, t.delta)
 	}
 	return changes, stored
+}
+
+// addHistory appends a message to the task's history; t.mu is held.
+func (t *liveTask) addHistory(m *a2a.Message, delta bool) {
+	if len(t.delta) < len(t.task.History) {
+		t.delta = append(t.delta, make([]bool, len(t.task.History)-len(t.delta))...)
+	}
+	t.task.History = append(t.task.History, m)
+	t.delta = append(t.delta, delta)
+}
+
+// mergeDeltas merges each run of consecutive text deltas in a copy of a
+// task's history into one message, the first one's id with the run's
+// text: the stored task keeps an answer as one message rather than one
+// per streamed delta (a 200-delta answer was 200 messages to encode and
+// write when the task ended). Live tasks keep every delta, as they were
+// sent. h is modified in place.
+func mergeDeltas(h []*a2a.Message, delta []bool) []*a2a.Message {
+	if len(delta) != len(h) {
+		return h // out of step: store the history as it is
+	}
+	out := h[:0]
+	for i := 0; i < len(h); {
+		j := i + 1
+		if delta[i] && plainText(h[i]) {
+			for j < len(h) && delta[j] && plainText(h[j]) {
+				j++
+			}
+		}
+		if j-i == 1 {
+			out = append(out, h[i])
+			i = j
+			continue
+		}
+		var text strings.Builder
+		for _, m := range h[i:j] {
+			for _, p := range m.Parts {
+				text.WriteString(string(p.Content.(a2a.Text)))
+			}
+		}
+		merged := *h[i]
+		merged.Parts = a2a.ContentParts{a2a.NewTextPart(text.String())}
+		out = append(out, &merged)
+		i = j
+	}
+	return out
+}
+
+// plainText reports whether m is nothing but text parts.
+func plainText(m *a2a.Message) bool {
+	if m == nil || len(m.Parts) == 0 || len(m.Metadata) > 0 || len(m.Extensions) > 0 || len(m.ReferenceTasks) > 0 {
+		return false
+	}
+	for _, p := range m.Parts {
+		if _, ok := p.Content.(a2a.Text); !ok || p.Filename != "" || p.MediaType != "" || len(p.Metadata) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // publish appends events to the log and wakes its followers.
@@ -442,7 +509,7 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 	t.running = true
 	from := len(t.log)
 	msg := *m
-	t.task.History = append(t.task.History, &msg)
+	t.addHistory(&msg, false)
 	t.mu.Unlock()
 	s.slots.acquire(true)
 	if ans.outcome == runtime.Cancel {
@@ -547,13 +614,20 @@ func (s *Server) endExecution(t *liveTask) {
 // the execution. A client that goes away stops following; by the
 // server's policy its run is aborted or left to finish.
 func (s *Server) follow(ctx context.Context, t *liveTask, from int, yield func(a2a.Event, error) bool) {
+	hint := hintFrom(ctx)
+	if hint == nil {
+		hint = &batchHint{}
+	}
+	defer func() { hint.more = false }()
 	for {
 		t.mu.Lock()
 		evs := t.log[from:]
 		from = len(t.log)
 		running, changed := t.running, t.changed
 		t.mu.Unlock()
-		for _, ev := range evs {
+		for i, ev := range evs {
+			// Events already in the log go out in one write.
+			hint.more = i < len(evs)-1
 			if !yield(ev, nil) {
 				s.clientLeft(t)
 				return

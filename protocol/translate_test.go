@@ -87,3 +87,54 @@ func TestToolCallTransitions(t *testing.T) {
 		})
 	}
 }
+
+// TestStoredHistoryMergesDeltas: the task handed to the store holds each
+// run of text deltas as one message; other messages (the user's, a
+// thought, a state change's text) stay as they were, and the live task
+// keeps every delta.
+func TestStoredHistoryMergesDeltas(t *testing.T) {
+	info := a2a.TaskInfo{TaskID: "t", ContextID: "c"}
+	tr := newTranslator(info, "m", time.Now)
+	user := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))
+	lt := &liveTask{task: &a2a.Task{ID: info.TaskID, ContextID: info.ContextID, History: []*a2a.Message{user}}}
+	var stored *a2a.Task
+	for _, ev := range []a2a.Event{
+		tr.stateChange(a2a.TaskStateWorking, "", ""),
+		tr.text("One "), tr.text("two "), tr.text("three."),
+		tr.thought("**Plan** next"),
+		tr.text("Four "), tr.text("five."),
+		tr.stateChange(a2a.TaskStateWorking, "status text", ""),
+		tr.text("Six."),
+		tr.stateChange(a2a.TaskStateCompleted, "", ""),
+	} {
+		if _, s := lt.apply(ev); s != nil {
+			stored = s
+		}
+	}
+	var got []string
+	for _, m := range stored.History {
+		got = append(got, describeMessage(m))
+	}
+	want := "user:hi | agent:One two three. | agent:data | agent:Four five. | agent:status text | agent:Six."
+	if strings.Join(got, " | ") != want {
+		t.Errorf("stored history:\n got %s\nwant %s", strings.Join(got, " | "), want)
+	}
+	if n := len(lt.task.History); n != 9 {
+		t.Errorf("live history has %d messages, want every one (9)", n)
+	}
+	if stored.History[1].ID != lt.task.History[1].ID {
+		t.Errorf("merged message id %s, want the first delta's %s", stored.History[1].ID, lt.task.History[1].ID)
+	}
+}
+
+func describeMessage(m *a2a.Message) string {
+	var parts []string
+	for _, p := range m.Parts {
+		if s, ok := p.Content.(a2a.Text); ok {
+			parts = append(parts, string(s))
+		} else {
+			parts = append(parts, "data")
+		}
+	}
+	return strings.ToLower(string(m.Role)[len("ROLE_"):]) + ":" + strings.Join(parts, "+")
+}

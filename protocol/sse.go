@@ -1,0 +1,172 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"iter"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// The A2A 1.0 JSON-RPC methods answered with a stream of server-sent
+// events.
+const (
+	methodStream    = "SendStreamingMessage"
+	methodSubscribe = "SubscribeToTask"
+)
+
+// batchHint tells the SSE writer that more events follow at once, so it
+// flushes a burst as one write. follow sets it; any other producer leaves
+// it false and every event is flushed as it comes.
+type batchHint struct{ more bool }
+
+type batchKey struct{}
+
+// hintFrom returns the request's batch hint, or nil when the transport
+// is not agentry's SSE writer.
+func hintFrom(ctx context.Context) *batchHint {
+	h, _ := ctx.Value(batchKey{}).(*batchHint)
+	return h
+}
+
+// sse serves the 1.0 streaming methods over server-sent events in place
+// of a2a-go's JSON-RPC transport, which marshals every event through
+// encoding/json, hands it to a second goroutine over a channel, and
+// writes and flushes it with a fresh UUID as the event id: with 200
+// streams of text deltas that was a fifth of the server's CPU. The wire
+// is the same: a2a-go's headers, one `id:` and one `data:` line per
+// event, the JSON-RPC response a2a-go writes (checked byte for byte in
+// the tests), and its errors, which a2a-go itself renders (errorJSON).
+//
+// It reports false, having written nothing, for a request it leaves to
+// a2a-go: anything malformed, which a2a-go answers with the right error.
+func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelope) bool {
+	if env.JSONRPC != "2.0" {
+		return false
+	}
+	var id any
+	if len(env.ID) > 0 && json.Unmarshal(env.ID, &id) != nil {
+		return false
+	}
+	switch id.(type) {
+	case nil, string, float64:
+	default:
+		return false
+	}
+	idJSON, err := json.Marshal(id)
+	if err != nil {
+		return false
+	}
+	ctx, _ := a2asrv.NewCallContext(r.Context(), a2asrv.NewServiceParams(r.Header))
+	hint := &batchHint{}
+	ctx = context.WithValue(ctx, batchKey{}, hint)
+	var events iter.Seq2[a2a.Event, error]
+	switch env.Method {
+	case methodStream:
+		var req a2a.SendMessageRequest
+		if json.Unmarshal(env.Params, &req) != nil {
+			return false
+		}
+		events = h.s.handler.SendStreamingMessage(ctx, &req)
+	case methodSubscribe:
+		var req a2a.SubscribeToTaskRequest
+		if json.Unmarshal(env.Params, &req) != nil {
+			return false
+		}
+		events = h.s.handler.SubscribeToTask(ctx, &req)
+	default:
+		return false
+	}
+
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("Connection", "keep-alive")
+	hdr.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+
+	var enc wireEncoder
+	buf := make([]byte, 0, 2048)
+	n := 0
+	for ev, err := range events {
+		n++
+		buf = append(buf[:0], "id: "...)
+		buf = strconv.AppendInt(buf, int64(n), 10)
+		buf = append(buf, "\ndata: "...)
+		if err == nil {
+			mark := len(buf)
+			buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+			buf = append(buf, idJSON...)
+			buf = append(buf, `,"result":`...)
+			if buf, err = enc.streamResponse(buf, ev); err == nil {
+				buf = append(buf, '}')
+				if check := h.s.wireCheck; check != nil {
+					check(buf[mark:], ev)
+				}
+			} else {
+				buf = buf[:mark]
+			}
+		}
+		if err != nil {
+			buf = append(buf, h.errorJSON(ctx, idJSON, err)...)
+		}
+		buf = append(buf, "\n\n"...)
+		if _, werr := w.Write(buf); werr != nil {
+			return true // the client left; ending the loop tells the producer
+		}
+		if err != nil {
+			break // as a2a-go: an error ends the stream
+		}
+		if !hint.more {
+			if rc.Flush() != nil {
+				return true
+			}
+		}
+		if cap(buf) > 64<<10 {
+			buf = make([]byte, 0, 2048) // one large event does not pin a large buffer
+		}
+	}
+	_ = rc.Flush()
+	return true
+}
+
+// errorKey carries the error errorEcho answers with.
+type errorKey struct{}
+
+// errorEcho is a request handler whose GetTask fails with the error in
+// its context: a2a-go's JSON-RPC handler over it renders any error as
+// a2a-go renders it in a stream, so that codes and details come from one
+// table, a2a-go's.
+type errorEcho struct{ a2asrv.RequestHandler }
+
+func (errorEcho) GetTask(ctx context.Context, _ *a2a.GetTaskRequest) (*a2a.Task, error) {
+	return nil, ctx.Value(errorKey{}).(error)
+}
+
+// errorJSON is the JSON-RPC error response a2a-go writes for err.
+func (h *httpHandler) errorJSON(ctx context.Context, idJSON []byte, err error) []byte {
+	body := `{"jsonrpc":"2.0","id":` + string(idJSON) + `,"method":"GetTask","params":{"id":"-"}}`
+	req, rerr := http.NewRequestWithContext(context.WithValue(ctx, errorKey{}, err), http.MethodPost, "/", strings.NewReader(body))
+	if rerr != nil {
+		return []byte(`{"jsonrpc":"2.0","id":` + string(idJSON) + `,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	rec := &recorder{header: http.Header{}}
+	h.errs.ServeHTTP(rec, req)
+	return bytes.TrimSpace(rec.body.Bytes())
+}
+
+// recorder is the http.ResponseWriter errorJSON hands a2a-go.
+type recorder struct {
+	header http.Header
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+func (r *recorder) WriteHeader(int)             {}
