@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -456,4 +457,129 @@ func BenchmarkSubagentStart(b *testing.B) {
 			b.ReportMetric(float64(starts[len(starts)/2].Microseconds()), "start-µs")
 		})
 	}
+}
+
+// wordStream is a backend that streams an answer of n one-word text
+// chunks, "word0 " to "word<n-1> ", the last with a stop reason and usage,
+// as a served session's model does.
+type wordStream struct {
+	chunks []*genai.GenerateContentResponse
+}
+
+func newWordStream(n int) wordStream {
+	out := make([]*genai.GenerateContentResponse, n)
+	for i := range out {
+		c := &genai.Candidate{Content: genai.NewContentFromText(fmt.Sprintf("word%d ", i), genai.RoleModel)}
+		out[i] = &genai.GenerateContentResponse{Candidates: []*genai.Candidate{c}, ModelVersion: "gemini-2.5-flash"}
+		if i == n-1 {
+			c.FinishReason = genai.FinishReasonStop
+			out[i].UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 100, CandidatesTokenCount: int32(n), TotalTokenCount: 100 + int32(n)}
+		}
+	}
+	return wordStream{chunks: out}
+}
+
+func (w wordStream) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return w.chunks[len(w.chunks)-1], nil
+}
+
+func (w wordStream) GenerateContentStream(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return instant(w).GenerateContentStream(context.Background(), "", nil, nil)
+}
+
+func (w wordStream) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
+	return &genai.CountTokensResponse{TotalTokens: 10}, nil
+}
+
+// BenchmarkStreamedAnswer measures what each streamed chunk of an answer
+// costs a session: an answer of 200 one-word chunks goes from the backend
+// through the dispatcher's aggregation, ADK's flow and plugins, the
+// translator and the event log to a Stream consumer. "plain" is a session
+// with no processors; "settings" is one built from the default settings
+// (processor chain, routing, loop detection), as a served session is.
+//
+// Besides the per-answer figures it reports ns, bytes and allocations per
+// chunk (the whole answer's cost over its chunks, so the model call's
+// fixed cost is spread over them), and retained-B/answer: the live heap
+// the session's log keeps per answer after a GC.
+func BenchmarkStreamedAnswer(b *testing.B) {
+	const chunks = 200
+	backend := newWordStream(chunks)
+	b.Run("plain", func(b *testing.B) {
+		s, err := New(context.Background(), Config{
+			Model:          "gemini-2.5-flash",
+			Resolver:       fixedResolver{b: backend},
+			Instruction:    SystemPrompt,
+			SessionService: &fixedHistory{base: history(20)},
+			Logger:         slog.New(slog.DiscardHandler),
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchStreamedAnswer(b, s, chunks)
+	})
+	b.Run("settings", func(b *testing.B) {
+		settings := config.Defaults()
+		settings.Workspace = b.TempDir()
+		settings.Home = filepath.Join(b.TempDir(), ".agentry")
+		settings.Model.Name = "gemini-2.5-flash"
+		quiet := slog.New(slog.DiscardHandler)
+		s, err := FromSettings(context.Background(), &settings, Options{
+			Resolver: fixedResolver{b: backend}, SessionService: &fixedHistory{base: history(20)},
+			Agents: []agents.Definition{}, Logger: quiet,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		benchStreamedAnswer(b, s, chunks)
+	})
+}
+
+func benchStreamedAnswer(b *testing.B, s *Session, chunks int) {
+	ctx := context.Background()
+	msg := TextMessage("next question")
+	answer := func() {
+		id, err := s.Send(ctx, msg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		deltas := 0
+		var end *AgentEnd
+		for ev, err := range s.Stream(ctx, id) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ev.Type == EventMessage && ev.Message.Role == RoleAgent {
+				deltas++
+			}
+			end = ev.AgentEnd
+		}
+		if end == nil || end.Reason != EndCompleted || deltas != chunks {
+			b.Fatalf("stream ended %+v after %d deltas, want %d", end, deltas, chunks)
+		}
+	}
+	answer() // the first stream's one-off work (initialize, the first request) is not measured
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	b.ReportAllocs()
+	b.ResetTimer()
+	n := 0
+	for b.Loop() {
+		answer()
+		n++
+	}
+	b.StopTimer()
+	elapsed := b.Elapsed()
+	goruntime.ReadMemStats(&after)
+	total := float64(n * chunks)
+	b.ReportMetric(float64(elapsed.Nanoseconds())/total, "ns/chunk")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/total, "B/chunk")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
+	goruntime.GC()
+	goruntime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n), "retained-B/answer")
+	goruntime.KeepAlive(s)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"math/bits"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -17,7 +19,7 @@ type eventLog struct {
 	// mu released, so that they may read the log.
 	emitMu  sync.Mutex
 	mu      sync.RWMutex // guards the fields below
-	events  []Event
+	events  eventBlocks
 	streams map[string]*streamLog
 	subs    map[uint64]func(Event)
 	subList []func(Event) // subs as a slice, replaced (never mutated) on change
@@ -58,11 +60,11 @@ func (l *eventLog) emit(streamID string, ev Event) Event {
 		l.streams[streamID] = st
 	}
 	ev.StreamID = streamID
-	ev.ID = fmt.Sprintf("%s-%d", streamID, st.counter)
+	ev.ID = eventID(streamID, st.counter)
 	st.counter++
 	ev.Timestamp = l.now()
-	st.at = append(st.at, int32(len(l.events)))
-	l.events = append(l.events, ev)
+	st.at = append(st.at, int32(l.events.len()))
+	l.events.append(ev)
 	subs := l.subList
 	l.mu.Unlock()
 	for _, fn := range subs {
@@ -71,11 +73,20 @@ func (l *eventLog) emit(streamID string, ev Event) Event {
 	return ev
 }
 
+// eventID is "<stream>-<n>", built with one allocation (an event per
+// streamed delta makes fmt's cost show).
+func eventID(streamID string, n int) string {
+	var buf [64]byte
+	b := append(buf[:0], streamID...)
+	b = append(b, '-')
+	return string(strconv.AppendInt(b, int64(n), 10))
+}
+
 // all returns a copy of every event so far.
 func (l *eventLog) all() []Event {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
-	return append([]Event(nil), l.events...)
+	return l.events.copyAll()
 }
 
 // subscribe calls fn with every event from now on.
@@ -123,8 +134,9 @@ func (l *eventLog) stream(ctx context.Context, streamID string) iter.Seq2[Event,
 			yield(Event{}, fmt.Errorf("%w %q", ErrUnknownStream, streamID))
 			return
 		}
+		q.items = make([]Event, 0, max(len(st.at), minQueue))
 		for _, i := range st.at {
-			q.items = append(q.items, l.events[i])
+			q.items = append(q.items, *l.events.at(int(i)))
 		}
 		id := l.addSubLocked(func(ev Event) {
 			if ev.StreamID == streamID {
@@ -133,12 +145,15 @@ func (l *eventLog) stream(ctx context.Context, streamID string) iter.Seq2[Event,
 		})
 		l.mu.Unlock()
 		defer l.removeSub(id)
+		var spare []Event
 		for {
-			for _, ev := range q.take() {
+			items := q.take(spare)
+			for _, ev := range items {
 				if !yield(ev, nil) || ev.Type == EventAgentEnd {
 					return
 				}
 			}
+			spare = recycle(items)
 			select {
 			case <-q.wake:
 			case <-ctx.Done():
@@ -148,6 +163,15 @@ func (l *eventLog) stream(ctx context.Context, streamID string) iter.Seq2[Event,
 		}
 	}
 }
+
+// Queue buffers: a consumer that keeps up takes an event or a few at a
+// time, so a small buffer passed back and forth serves a whole stream; a
+// buffer that grew past maxQueue while the consumer lagged is dropped
+// rather than kept for the stream's life.
+const (
+	minQueue = 8
+	maxQueue = 256
+)
 
 // eventQueue is an unbounded queue, so emission never waits for a slow
 // Stream consumer.
@@ -159,6 +183,9 @@ type eventQueue struct {
 
 func (q *eventQueue) push(ev Event) {
 	q.mu.Lock()
+	if q.items == nil {
+		q.items = make([]Event, 0, minQueue)
+	}
 	q.items = append(q.items, ev)
 	q.mu.Unlock()
 	select {
@@ -167,10 +194,88 @@ func (q *eventQueue) push(ev Event) {
 	}
 }
 
-func (q *eventQueue) take() []Event {
+// take returns the queued events and queues the next ones in spare, an
+// empty buffer the caller is done with (or nil), so that a stream reuses
+// two buffers rather than allocating one per event.
+func (q *eventQueue) take(spare []Event) []Event {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	items := q.items
-	q.items = nil
+	q.items = spare
 	return items
+}
+
+// recycle empties a taken buffer for reuse, dropping its events so that
+// it keeps none of their payloads alive.
+func recycle(items []Event) []Event {
+	if cap(items) > maxQueue {
+		return nil
+	}
+	clear(items)
+	return items[:0]
+}
+
+// eventBlocks stores the log's events in blocks that are never moved: an
+// appended event is copied once, where a single slice would copy the whole
+// log each time it grew (a streamed answer appends an event per delta).
+// Blocks double from 8 events up to 512, so a short session's log stays
+// as small as a slice's would.
+type eventBlocks struct {
+	blocks [][]Event
+	n      int
+}
+
+const (
+	minBlockShift = 3 // the first block holds 8 events
+	maxBlockShift = 9 // no block holds more than 512
+	// geometric is the number of events the doubling blocks hold; the
+	// blocks after them all hold 1<<maxBlockShift.
+	geometric = 1<<minBlockShift*(1<<(maxBlockShift-minBlockShift+1)) - 1<<minBlockShift
+)
+
+func (b *eventBlocks) len() int { return b.n }
+
+// locate returns the block and the offset in it of event i.
+func locate(i int) (block, off int) {
+	if i < geometric {
+		// Block k holds events [8(2^k-1), 8(2^(k+1)-1)).
+		block = bits.Len(uint(i>>minBlockShift+1)) - 1
+		return block, i - (1<<block-1)<<minBlockShift
+	}
+	i -= geometric
+	return maxBlockShift - minBlockShift + 1 + i>>maxBlockShift, i & (1<<maxBlockShift - 1)
+}
+
+func (b *eventBlocks) append(ev Event) {
+	block, off := locate(b.n)
+	if block == len(b.blocks) {
+		size := 1 << maxBlockShift
+		if block <= maxBlockShift-minBlockShift {
+			size = 1 << (minBlockShift + block)
+		}
+		b.blocks = append(b.blocks, make([]Event, size))
+	}
+	b.blocks[block][off] = ev
+	b.n++
+}
+
+// at returns event i, which must exist.
+func (b *eventBlocks) at(i int) *Event {
+	block, off := locate(i)
+	return &b.blocks[block][off]
+}
+
+// copyAll returns a copy of every event; nil when there is none.
+func (b *eventBlocks) copyAll() []Event {
+	if b.n == 0 {
+		return nil
+	}
+	out := make([]Event, 0, b.n)
+	left := b.n
+	for _, blk := range b.blocks {
+		k := min(left, len(blk))
+		out = append(out, blk[:k]...)
+		left -= k
+	}
+	return out
 }

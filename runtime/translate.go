@@ -43,11 +43,8 @@ func (t *translator) translate(ev *session.Event) {
 		return
 	}
 	if ev.Partial {
-		if ev.Content != nil {
-			if parts := fromGenaiParts(ev.Content.Parts); len(parts) > 0 {
-				t.streamed = true
-				t.emitMessage(parts)
-			}
+		if ev.Content != nil && t.emitParts(ev.Content.Parts) {
+			t.streamed = true
 		}
 		return
 	}
@@ -75,9 +72,7 @@ func (t *translator) translate(ev *session.Event) {
 	}
 	// A complete model response.
 	if !t.streamed {
-		if parts := fromGenaiParts(ev.Content.Parts); len(parts) > 0 {
-			t.emitMessage(parts)
-		}
+		t.emitParts(ev.Content.Parts)
 	}
 	t.streamed = false
 	t.finish, t.errCode, t.errMsg = ev.FinishReason, ev.ErrorCode, ev.ErrorMessage
@@ -87,19 +82,70 @@ func (t *translator) translate(ev *session.Event) {
 	t.usage(ev)
 }
 
+// emitParts emits the message content of model parts, if they have any,
+// and reports whether they had.
+func (t *translator) emitParts(parts []*genai.Part) bool {
+	// A streamed delta is almost always one text part: its message and
+	// content share one allocation.
+	if len(parts) == 1 {
+		one := &singlePartMessage{}
+		if !convertPart(parts[0], &one.part[0]) {
+			return false
+		}
+		one.msg = Message{Role: RoleAgent, Content: one.part[:]}
+		t.emit(Event{Type: EventMessage, Meta: messageMeta(one.part[0].Type == PartThought), Message: &one.msg})
+		return true
+	}
+	content := fromGenaiParts(parts)
+	if len(content) == 0 {
+		return false
+	}
+	t.emitMessage(content)
+	return true
+}
+
+// singlePartMessage is a message of one content part, allocated together.
+type singlePartMessage struct {
+	msg  Message
+	part [1]ContentPart
+}
+
+// messageMeta is the _meta of an agent message: thoughts carry
+// source "agent", as gemini-cli's Thought events do; text none.
+func messageMeta(thought bool) map[string]any {
+	if thought {
+		return map[string]any{"source": "agent"}
+	}
+	return nil
+}
+
 // emitMessage emits an agent message; thoughts travel in their own message
 // with _meta.source, as gemini-cli emits Thought events.
 func (t *translator) emitMessage(parts []ContentPart) {
-	var text, thoughts []ContentPart
+	thoughts := 0
 	for _, p := range parts {
 		if p.Type == PartThought {
-			thoughts = append(thoughts, p)
-		} else {
-			text = append(text, p)
+			thoughts++
 		}
 	}
-	if len(thoughts) > 0 {
-		t.emit(Event{Type: EventMessage, Meta: map[string]any{"source": "agent"}, Message: &Message{Role: RoleAgent, Content: thoughts}})
+	// Content of one kind, the usual case, is the message as it is.
+	text, thought := parts, []ContentPart(nil)
+	switch thoughts {
+	case 0:
+	case len(parts):
+		text, thought = nil, parts
+	default:
+		text, thought = make([]ContentPart, 0, len(parts)-thoughts), make([]ContentPart, 0, thoughts)
+		for _, p := range parts {
+			if p.Type == PartThought {
+				thought = append(thought, p)
+			} else {
+				text = append(text, p)
+			}
+		}
+	}
+	if len(thought) > 0 {
+		t.emit(Event{Type: EventMessage, Meta: messageMeta(true), Message: &Message{Role: RoleAgent, Content: thought}})
 	}
 	if len(text) > 0 {
 		t.emit(Event{Type: EventMessage, Message: &Message{Role: RoleAgent, Content: text}})
@@ -272,23 +318,39 @@ func mapFinishReason(r genai.FinishReason) EndReason {
 func fromGenaiParts(parts []*genai.Part) []ContentPart {
 	var out []ContentPart
 	for _, p := range parts {
-		switch {
-		case p == nil, p.FunctionCall != nil, p.FunctionResponse != nil:
-		case p.Text != "" && p.Thought:
-			cp := ContentPart{Type: PartThought, Thought: p.Text}
-			if len(p.ThoughtSignature) > 0 {
-				cp.ThoughtSignature = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
-			}
-			out = append(out, cp)
-		case p.Text != "":
-			out = append(out, TextPart(p.Text))
-		case p.InlineData != nil:
-			out = append(out, ContentPart{Type: PartMedia, Data: base64.StdEncoding.EncodeToString(p.InlineData.Data), MimeType: p.InlineData.MIMEType})
-		case p.FileData != nil:
-			out = append(out, ContentPart{Type: PartMedia, URI: p.FileData.FileURI, MimeType: p.FileData.MIMEType})
+		var cp ContentPart
+		if !convertPart(p, &cp) {
+			continue
 		}
+		if out == nil {
+			out = make([]ContentPart, 0, len(parts))
+		}
+		out = append(out, cp)
 	}
 	return out
+}
+
+// convertPart converts one model part into *cp and reports whether the
+// part is message content.
+func convertPart(p *genai.Part, cp *ContentPart) bool {
+	switch {
+	case p == nil, p.FunctionCall != nil, p.FunctionResponse != nil:
+		return false
+	case p.Text != "" && p.Thought:
+		*cp = ContentPart{Type: PartThought, Thought: p.Text}
+		if len(p.ThoughtSignature) > 0 {
+			cp.ThoughtSignature = base64.StdEncoding.EncodeToString(p.ThoughtSignature)
+		}
+	case p.Text != "":
+		*cp = TextPart(p.Text)
+	case p.InlineData != nil:
+		*cp = ContentPart{Type: PartMedia, Data: base64.StdEncoding.EncodeToString(p.InlineData.Data), MimeType: p.InlineData.MIMEType}
+	case p.FileData != nil:
+		*cp = ContentPart{Type: PartMedia, URI: p.FileData.FileURI, MimeType: p.FileData.MIMEType}
+	default:
+		return false
+	}
+	return true
 }
 
 // toGenaiContent converts a user message to a genai user content.
