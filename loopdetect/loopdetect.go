@@ -23,7 +23,6 @@ package loopdetect
 import (
 	"context"
 	"errors"
-	"hash/maphash"
 	"log/slog"
 	"sync"
 
@@ -171,18 +170,10 @@ type Detector struct {
 	// Tool calls: SHA-256 hex keys of the most recent calls, oldest first.
 	toolKeys []string
 
-	// Content: the streamed text since the last reset, in UTF-16 code units;
-	// for each chunk hash, the positions where that chunk starts; the next
-	// position to examine; whether the stream is inside a ``` block.
-	content     []uint16
-	stats       map[uint64][]int
-	lastIndex   int
+	// Content: the streamed text and the chunks seen in it (content.go);
+	// whether the stream is inside a ``` block.
+	chunks      chunkTracker
 	inCodeBlock bool
-	// seed keys the chunk hash. gemini-cli hashes chunks with SHA-256;
-	// a hash here only finds candidates, each confirmed by comparing the
-	// text, so a fast non-cryptographic one decides the same.
-	seed    maphash.Seed
-	hashBuf []byte
 
 	// LLM check scheduling.
 	turns         int
@@ -205,11 +196,10 @@ type Detector struct {
 func New(cfg Config, check Checker) *Detector {
 	cfg = cfg.withDefaults()
 	d := &Detector{
-		cfg:   cfg,
-		check: check,
-		log:   slog.Default(),
-		stats: make(map[uint64][]int),
-		seed:  maphash.MakeSeed(),
+		cfg:    cfg,
+		check:  check,
+		log:    slog.Default(),
+		chunks: newChunkTracker(cfg),
 	}
 	d.interval = cfg.LLMCheckInterval
 	return d
