@@ -11,9 +11,12 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -37,10 +40,10 @@ var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 5
 // streamRaw POSTs a 1.0 SendStreamingMessage and calls onEvent with each
 // SSE event's status timestamp (zero for the task) and arrival time; it
 // stops after stop events if stop > 0.
-func (h *harness) streamRaw(ctx context.Context, text string, stop int, onEvent func(sent, got time.Time)) error {
+func streamRaw(ctx context.Context, url, text string, stop int, onEvent func(sent, got time.Time)) error {
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":%q}]}}}`,
 		a2a.NewMessageID(), text)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url+"/", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/", strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -98,7 +101,7 @@ func BenchmarkFirstEvent(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		first := time.Time{}
-		err := h.streamRaw(b.Context(), "hello", 0, func(_, got time.Time) {
+		err := streamRaw(b.Context(), h.url, "hello", 0, func(_, got time.Time) {
 			if first.IsZero() {
 				first = got
 			}
@@ -186,70 +189,38 @@ func concurrentStreams(b *testing.B, model pacedModel) {
 	const streams = 200
 	h := newHarness(b, nil, onDisconnect(protocol.DisconnectContinue), sqliteTasks(b), func(c *protocol.Config, _ *config.Settings) { c.MaxTasks = streams })
 	h.resolver = model
-	type sample struct{ sent, got time.Time }
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
 	var (
-		mu      sync.Mutex
-		samples []sample
-		all     []time.Duration
-		steady  []time.Duration
-		events  int
-		wall    time.Duration
+		all, steady []time.Duration
+		events      int
+		wall        time.Duration
 	)
 	for b.Loop() {
-		var wg, started sync.WaitGroup
-		start := time.Now()
-		errs := make(chan error, streams)
-		// allStarted is when the last stream's first text arrived:
-		// sessions start (about a millisecond of CPU each) until then.
-		var allStarted time.Time
-		var once sync.Once
-		started.Add(streams)
-		go func() { started.Wait(); once.Do(func() { allStarted = time.Now() }) }()
-		samples = samples[:0]
-		for range streams {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var mine []sample
-				n := 0
-				first := true
-				err := h.streamRaw(b.Context(), "go", 0, func(sent, got time.Time) {
-					n++
-					if !sent.IsZero() {
-						mine = append(mine, sample{sent, got})
-						if first && n > 2 {
-							first = false
-							started.Done()
-						}
-					}
-				})
-				if first {
-					started.Done()
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				samples = append(samples, mine...)
-				events += n
-				mu.Unlock()
-			}()
+		// The clients run in a process of their own, as an IDE's do: the
+		// figures are the server's, not the load generator's garbage
+		// collector's. They share the machine's two cores all the same.
+		cmd := exec.CommandContext(b.Context(), exe)
+		cmd.Env = append(os.Environ(), benchClientEnv+"="+h.url, fmt.Sprintf("%s=%d", benchStreamsEnv, streams))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("bench clients: %v\n%s", err, stderr.String())
 		}
-		wg.Wait()
-		wall += time.Since(start)
-		close(errs)
-		for err := range errs {
-			b.Fatal(err)
+		var r clientReport
+		if err := json.Unmarshal(out, &r); err != nil {
+			b.Fatalf("bench clients printed %q: %v", out, err)
 		}
-		once.Do(func() {})
-		for _, s := range samples {
-			d := s.got.Sub(s.sent)
-			all = append(all, d)
-			if s.sent.After(allStarted) {
-				steady = append(steady, d)
-			}
+		if r.Err != "" {
+			b.Fatal(r.Err)
 		}
+		all = append(all, r.All...)
+		steady = append(steady, r.Steady...)
+		events += r.Events
+		wall += r.Wall
 	}
 	pct := func(d []time.Duration, p int) float64 {
 		if len(d) == 0 {
@@ -263,6 +234,105 @@ func concurrentStreams(b *testing.B, model pacedModel) {
 	b.ReportMetric(pct(steady, 99), "p99-ms")
 	b.ReportMetric(pct(all, 99), "p99-with-start-ms")
 	b.ReportMetric(float64(events)/float64(b.N*streams), "events/task")
+}
+
+// The benchmark's client process is the test binary run with these set:
+// the server's URL and the number of streams.
+const (
+	benchClientEnv  = "AGENTRY_BENCH_CLIENTS_URL"
+	benchStreamsEnv = "AGENTRY_BENCH_CLIENTS_STREAMS"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv(benchClientEnv); url != "" {
+		n, err := strconv.Atoi(os.Getenv(benchStreamsEnv))
+		if err == nil {
+			err = json.NewEncoder(os.Stdout).Encode(runClients(url, n))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// clientReport is what the client process measured: the added latency of
+// every event (All) and of those sent once every stream had started
+// (Steady), the events read, and the wall time.
+type clientReport struct {
+	All, Steady []time.Duration
+	Events      int
+	Wall        time.Duration
+	Err         string
+}
+
+// runClients streams n tasks at once from the server at url and measures
+// each event's latency, from the status timestamp (when the session
+// emitted it) to its arrival.
+func runClients(url string, n int) clientReport {
+	type sample struct{ sent, got time.Time }
+	var (
+		mu      sync.Mutex
+		samples []sample
+		r       clientReport
+		wg      sync.WaitGroup
+		started sync.WaitGroup
+	)
+	start := time.Now()
+	errs := make(chan error, n)
+	// allStarted is when the last stream's first text arrived: sessions
+	// start (about a millisecond of CPU each) until then.
+	var allStarted time.Time
+	var once sync.Once
+	started.Add(n)
+	go func() { started.Wait(); once.Do(func() { allStarted = time.Now() }) }()
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := make([]sample, 0, 256)
+			events := 0
+			first := true
+			err := streamRaw(context.Background(), url, "go", 0, func(sent, got time.Time) {
+				events++
+				if !sent.IsZero() {
+					mine = append(mine, sample{sent, got})
+					if first && events > 2 {
+						first = false
+						started.Done()
+					}
+				}
+			})
+			if first {
+				started.Done()
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			samples = append(samples, mine...)
+			r.Events += events
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	r.Wall = time.Since(start)
+	close(errs)
+	for err := range errs {
+		r.Err = err.Error()
+	}
+	once.Do(func() {})
+	for _, s := range samples {
+		d := s.got.Sub(s.sent)
+		r.All = append(r.All, d)
+		if s.sent.After(allStarted) {
+			r.Steady = append(r.Steady, d)
+		}
+	}
+	return r
 }
 
 // callTurnChunks is a replayed response of text chunks ending in a call.

@@ -61,10 +61,13 @@ type liveTask struct {
 	// the current status message is one.
 	delta       []bool
 	statusDelta bool
-	// log holds the current execution's events; changed is closed (and
-	// replaced) when it grows or the execution ends.
-	log     []a2a.Event
-	changed chan struct{}
+	// log holds the current execution's events. Each watcher (a
+	// follower, a confirmation waiting for the execution to end) is
+	// signalled when the log grows or the execution ends: a buffered
+	// channel of one, so a signal is never lost and publishing allocates
+	// nothing.
+	log      []a2a.Event
+	watchers []chan struct{}
 	// running: an execution is draining the run's events.
 	running bool
 	// waiting is the call the task is parked on, once input-required
@@ -214,8 +217,36 @@ func (t *liveTask) publish(evs ...a2a.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.log = append(t.log, evs...)
-	close(t.changed)
-	t.changed = make(chan struct{})
+	t.signal()
+}
+
+// signal wakes every watcher; t.mu is held.
+func (t *liveTask) signal() {
+	for _, w := range t.watchers {
+		select {
+		case w <- struct{}{}:
+		default: // already signalled
+		}
+	}
+}
+
+// watch registers a watcher; t.mu is held. unwatch removes it.
+func (t *liveTask) watch() chan struct{} {
+	w := make(chan struct{}, 1)
+	t.watchers = append(t.watchers, w)
+	return w
+}
+
+func (t *liveTask) unwatch(w chan struct{}) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unwatchLocked(w)
+}
+
+func (t *liveTask) unwatchLocked(w chan struct{}) {
+	if i := slices.Index(t.watchers, w); i >= 0 {
+		t.watchers = slices.Delete(t.watchers, i, i+1)
+	}
 }
 
 // terminal reports whether ev ends its task.
@@ -402,7 +433,7 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 	}
 	t := &liveTask{
 		id: id, q: newQueue(), tr: newTranslator(task.TaskInfo(), s.cfg.Model, s.now),
-		task: task, version: version, changed: make(chan struct{}), running: true,
+		task: task, version: version, running: true,
 		answered: map[string]string{}, attached: make(chan struct{}),
 	}
 	s.addLive(t)
@@ -490,14 +521,21 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 	t.mu.Lock()
 	// The execution that parked the run publishes input-required before
 	// it ends; a quick client may answer in between.
-	for deadline := time.Now().Add(5 * time.Second); t.running && t.waiting != nil && time.Now().Before(deadline); {
-		changed := t.changed
-		t.mu.Unlock()
-		select {
-		case <-changed:
-		case <-time.After(10 * time.Millisecond):
+	if t.running && t.waiting != nil {
+		w := t.watch()
+		deadline := time.After(5 * time.Second)
+	wait:
+		for t.running && t.waiting != nil {
+			t.mu.Unlock()
+			select {
+			case <-w:
+				t.mu.Lock()
+			case <-deadline:
+				t.mu.Lock()
+				break wait
+			}
 		}
-		t.mu.Lock()
+		t.unwatchLocked(w)
 	}
 	ap, ans := t.waiting, t.accepted
 	if ap == nil || ans == nil || t.running {
@@ -605,8 +643,7 @@ func (s *Server) pushChanges(t *liveTask, changes []a2a.Event) {
 func (s *Server) endExecution(t *liveTask) {
 	t.mu.Lock()
 	t.running = false
-	close(t.changed)
-	t.changed = make(chan struct{})
+	t.signal()
 	t.mu.Unlock()
 }
 
@@ -619,11 +656,15 @@ func (s *Server) follow(ctx context.Context, t *liveTask, from int, yield func(a
 		hint = &batchHint{}
 	}
 	defer func() { hint.more = false }()
+	t.mu.Lock()
+	changed := t.watch()
+	t.mu.Unlock()
+	defer t.unwatch(changed)
 	for {
 		t.mu.Lock()
 		evs := t.log[from:]
 		from = len(t.log)
-		running, changed := t.running, t.changed
+		running := t.running
 		t.mu.Unlock()
 		for i, ev := range evs {
 			// Events already in the log go out in one write.
@@ -678,15 +719,34 @@ func (s *Server) clientLeft(t *liveTask) {
 // that the execution ends: the run ended, or it parked on a
 // confirmation.
 func (s *Server) translate(t *liveTask, items []item) (out []a2a.Event, done bool) {
-	var text strings.Builder
-	var textAt time.Time
+	// A lone delta's text is used as it is; only a run of them is
+	// copied into text.
+	var (
+		text   strings.Builder
+		lone   string
+		textAt time.Time
+	)
+	add := func(s string) {
+		switch {
+		case s == "":
+		case lone == "" && text.Len() == 0:
+			lone = s
+		default:
+			if lone != "" {
+				text.WriteString(lone)
+				lone = ""
+			}
+			text.WriteString(s)
+		}
+	}
 	flush := func() {
-		if text.Len() > 0 {
+		if s := lone + text.String(); s != "" {
 			cur := t.tr.at
 			t.tr.at = textAt
-			out = append(out, t.tr.text(text.String()))
+			out = append(out, t.tr.text(s))
 			t.tr.at = cur
 			text.Reset()
+			lone = ""
 		}
 	}
 	defer func() { t.tr.at = time.Time{} }()
@@ -706,11 +766,11 @@ func (s *Server) translate(t *liveTask, items []item) (out []a2a.Event, done boo
 			flush()
 			out = append(out, t.tr.executing(it.executing)...)
 		case it.ev.Type == runtime.EventMessage && it.ev.Message.Role == runtime.RoleAgent && onlyText(it.ev.Message.Content):
-			if text.Len() == 0 {
+			if lone == "" && text.Len() == 0 {
 				textAt = it.ev.Timestamp
 			}
 			for _, p := range it.ev.Message.Content {
-				text.WriteString(p.Text)
+				add(p.Text)
 			}
 		case it.ev.Type == runtime.EventAgentEnd:
 			flush()

@@ -56,23 +56,39 @@ func newTranslator(info a2a.TaskInfo, model string, now func() time.Time) *trans
 		calls: map[string]*devtool.ToolCall{}, announced: map[string]bool{}, denied: map[string]bool{}}
 }
 
-// status builds a status update of kind with parts (nil: no message),
-// stamped now or, while translating a runtime event, with the time the
-// session emitted it.
-func (t *translator) status(state a2a.TaskState, kind devtool.EventKind, errText string, parts ...*a2a.Part) *a2a.TaskStatusUpdateEvent {
-	var msg *a2a.Message
-	if len(parts) > 0 {
-		msg = &a2a.Message{ID: a2a.NewMessageID(), Role: a2a.MessageRoleAgent, Parts: parts, TaskID: t.info.TaskID, ContextID: t.info.ContextID}
+// status builds a status update of kind whose message, unless content
+// is nil, is one part of content. It is stamped now or, while translating
+// a runtime event, with the time the session emitted it.
+func (t *translator) status(state a2a.TaskState, kind devtool.EventKind, errText string, content a2a.PartContent) *a2a.TaskStatusUpdateEvent {
+	// One allocation for the update, its timestamp, message and part: a
+	// streamed answer makes one update per delta, and the garbage
+	// collector's work grows with the number of objects.
+	u := &update{}
+	u.ts = t.at
+	if u.ts.IsZero() {
+		u.ts = t.now()
 	}
-	ts := t.at
-	if ts.IsZero() {
-		ts = t.now()
-	}
-	return &a2a.TaskStatusUpdateEvent{
+	u.ev = a2a.TaskStatusUpdateEvent{
 		TaskID: t.info.TaskID, ContextID: t.info.ContextID,
-		Status:   a2a.TaskStatus{State: state, Message: msg, Timestamp: &ts},
+		Status:   a2a.TaskStatus{State: state, Timestamp: &u.ts},
 		Metadata: t.metadata(kind, errText),
 	}
+	if content != nil {
+		u.part.Content = content
+		u.parts[0] = &u.part
+		u.msg = a2a.Message{ID: a2a.NewMessageID(), Role: a2a.MessageRoleAgent, Parts: u.parts[:], TaskID: t.info.TaskID, ContextID: t.info.ContextID}
+		u.ev.Status.Message = &u.msg
+	}
+	return &u.ev
+}
+
+// update is a status update with what it points to.
+type update struct {
+	ev    a2a.TaskStatusUpdateEvent
+	ts    time.Time
+	msg   a2a.Message
+	part  a2a.Part
+	parts [1]*a2a.Part
 }
 
 // metadata returns an update's metadata.
@@ -94,23 +110,23 @@ func (t *translator) metadata(kind devtool.EventKind, errText string) map[string
 // stateChange is a STATE_CHANGE update, optionally with a text message.
 func (t *translator) stateChange(state a2a.TaskState, text, errText string) *a2a.TaskStatusUpdateEvent {
 	if text == "" {
-		return t.status(state, devtool.KindStateChange, errText)
+		return t.status(state, devtool.KindStateChange, errText, nil)
 	}
-	return t.status(state, devtool.KindStateChange, errText, a2a.NewTextPart(text))
+	return t.status(state, devtool.KindStateChange, errText, a2a.Text(text))
 }
 
 func (t *translator) text(s string) *a2a.TaskStatusUpdateEvent {
-	return t.status(a2a.TaskStateWorking, devtool.KindTextContent, "", a2a.NewTextPart(s))
+	return t.status(a2a.TaskStateWorking, devtool.KindTextContent, "", a2a.Text(s))
 }
 
 func (t *translator) thought(s string) *a2a.TaskStatusUpdateEvent {
 	th := thoughtOf(s)
 	return t.status(a2a.TaskStateWorking, devtool.KindThought, "",
-		a2a.NewDataPart(map[string]any{"subject": th.Subject, "description": th.Description}))
+		a2a.Data{Value: map[string]any{"subject": th.Subject, "description": th.Description}})
 }
 
 func (t *translator) toolUpdate(tc *devtool.ToolCall) *a2a.TaskStatusUpdateEvent {
-	return t.status(a2a.TaskStateWorking, devtool.KindToolCallUpdate, "", a2a.NewDataPart(tc.Map()))
+	return t.status(a2a.TaskStateWorking, devtool.KindToolCallUpdate, "", a2a.Data{Value: tc.Map()})
 }
 
 // thoughtOf splits a model thought into gemini-cli's subject and
