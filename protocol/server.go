@@ -120,6 +120,13 @@ type Config struct {
 // DefaultMaxTasks is Config.MaxTasks's default.
 const DefaultMaxTasks = 16
 
+// DefaultGCPercent is the garbage collector's target (GOGC) for a process
+// serving A2A, which agentry serve sets unless told otherwise: with Go's
+// 100, collections of a heap holding 200 streams' deltas came often
+// enough to put the p99 added latency per event over 5 ms on two cores;
+// at 200 it stays under, for at most three times the live heap.
+const DefaultGCPercent = 200
+
 // Server serves agentry sessions over A2A. Create it with New and serve
 // Handler; Close ends every session.
 type Server struct {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,6 +123,9 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	for _, w := range settings.Warnings {
 		fmt.Fprintf(io.err, "agentry serve: warning: %s\n", w)
 	}
+	if err := setGCPercent(settings.A2A.GCPercent); err != nil {
+		return fail(err)
+	}
 	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 
 	token, tokenSource := os.Getenv(tokenEnv), tokenEnv
@@ -204,6 +208,21 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	defer cancel()
 	_ = hs.Shutdown(shutdown)
 	return exitOK
+}
+
+// setGCPercent applies a2a.gcPercent, unless GOGC is set: the operator's
+// environment wins over the settings.
+func setGCPercent(pct int) error {
+	switch {
+	case pct < 0 || (pct > 0 && pct < 25):
+		return &inputError{fmt.Sprintf("a2a.gcPercent is %d: use 0 (the default, %d) or a percentage of at least 25", pct, protocol.DefaultGCPercent)}
+	case os.Getenv("GOGC") != "":
+		return nil
+	case pct == 0:
+		pct = protocol.DefaultGCPercent
+	}
+	debug.SetGCPercent(pct)
+	return nil
 }
 
 // newHTTPServer serves h over HTTP/1.1 and unencrypted HTTP/2, which
