@@ -213,7 +213,9 @@ func concurrentStreams(b *testing.B, model pacedModel) {
 		// figures are the server's, not the load generator's garbage
 		// collector's. They share the machine's two cores all the same.
 		cmd := exec.CommandContext(b.Context(), exe)
-		cmd.Env = append(os.Environ(), benchClientEnv+"="+h.url, fmt.Sprintf("%s=%d", benchStreamsEnv, streams))
+		// Without a collector of its own: the load generator's pauses
+		// would count as the server's latency. It holds a few megabytes.
+		cmd.Env = append(os.Environ(), benchClientEnv+"="+h.url, fmt.Sprintf("%s=%d", benchStreamsEnv, streams), "GOGC=off")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
