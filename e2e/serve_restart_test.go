@@ -10,6 +10,8 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/agentry-dev/agentry/protocol/taskdb"
 )
 
 // headerTransport adds the token and the extension to every request.
@@ -24,14 +26,16 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // TestServeTasksSurviveRestart: tasks live in the session database
 // (SQLite here): after the server is stopped and started again, tasks/get
-// answers for a completed task with its history, tasks/list lists it, and
-// the context's conversation goes on.
+// answers for a completed task with its history, tasks/list lists it, a
+// task that was waiting for a confirmation has failed saying why (its run
+// died with the server), and the context's conversation goes on.
 func TestServeTasksSurviveRestart(t *testing.T) {
 	const token = "e2e-restart-token-0123456789"
 	e := newEnv(t)
 	e.set("AGENTRY_A2A_TOKEN=" + token)
 	replay := e.replayFile(
 		[]map[string]any{text("First answer.")},
+		[]map[string]any{call("write_file", map[string]any{"file_path": "a.txt", "content": "x"})},
 		[]map[string]any{text("Second answer.")},
 	)
 	client := func(url string) *a2aclient.Client {
@@ -51,6 +55,16 @@ func TestServeTasksSurviveRestart(t *testing.T) {
 	task, ok := res.(*a2a.Task)
 	if !ok || task.Status.State != a2a.TaskStateCompleted {
 		t.Fatalf("first task: %#v", res)
+	}
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("write a.txt"))
+	m.ContextID = task.ContextID
+	res, err = client(srv.url).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parked, ok := res.(*a2a.Task)
+	if !ok || parked.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("write task: %#v, want it waiting for the confirmation", res)
 	}
 	if code := srv.interrupt(); code != 0 {
 		t.Fatalf("serve exited %d", code)
@@ -75,10 +89,17 @@ func TestServeTasksSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tasks/list after restart: %v", err)
 	}
-	if len(list.Tasks) != 1 || list.Tasks[0].ID != task.ID {
+	if len(list.Tasks) != 2 {
 		t.Fatalf("tasks/list: %+v", list.Tasks)
 	}
-	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("and again"))
+	got, err = c.GetTask(context.Background(), &a2a.GetTaskRequest{ID: parked.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != a2a.TaskStateFailed || got.Status.Message == nil || got.Status.Message.Parts[0].Text() != taskdb.ParkedRecoveryMessage {
+		t.Fatalf("parked task after restart: %s %+v, want failed saying %q", got.Status.State, got.Status.Message, taskdb.ParkedRecoveryMessage)
+	}
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("and again"))
 	m.ContextID = task.ContextID
 	res, err = c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m})
 	if err != nil {

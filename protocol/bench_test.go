@@ -424,7 +424,7 @@ func sqliteTasks(b testing.TB) harnessOption {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = st.Close() })
-		tasks, err := taskdb.Open(b.Context(), st.DB(), st.Dialect(), taskdb.WithAuthenticator(protocol.SingleUser))
+		tasks, err := taskdb.Open(b.Context(), st.DB(), st.Dialect(), taskdb.WithAuthenticator(protocol.SingleUser), taskdb.WithParkedRuns())
 		if err != nil {
 			b.Fatal(err)
 		}

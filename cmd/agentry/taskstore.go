@@ -20,7 +20,7 @@ func openTaskStore(ctx context.Context, store session.Service) (taskstore.Store,
 	if !ok {
 		return taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: protocol.SingleUser}), push.NewInMemoryStore(), nil
 	}
-	tasks, err := taskdb.Open(ctx, db.DB(), db.Dialect(), taskdb.WithAuthenticator(protocol.SingleUser))
+	tasks, err := taskdb.Open(ctx, db.DB(), db.Dialect(), taskdb.WithAuthenticator(protocol.SingleUser), taskdb.WithParkedRuns())
 	if err != nil {
 		return nil, nil, err
 	}

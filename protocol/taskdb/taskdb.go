@@ -34,7 +34,9 @@
 // terminal or input-required state, as last written. A task that was
 // running when the process died would stay "working" forever, so Open
 // marks every task left in submitted or working failed, with a status
-// message saying the server restarted (see [RecoveryMessage]); that is
+// message saying the server restarted (see [RecoveryMessage]), and, with
+// WithParkedRuns, every task left input-required, whose parked run died
+// with the process ([ParkedRecoveryMessage]); that is
 // wrong when several processes share the database and one of them opens
 // it while another runs tasks, hence [WithoutRecovery].
 //
@@ -102,6 +104,12 @@ var ErrSchemaTooNew = errors.New("taskdb: database schema is newer than this ver
 // RecoveryMessage is the text of the status message Open gives the tasks
 // it fails because a previous process died while running them.
 const RecoveryMessage = "agentry server restarted while the task was running"
+
+// ParkedRecoveryMessage is the text of the status message Open gives the
+// tasks it fails because a previous process died while they waited for
+// input: in agentry a task waits for a tool call's confirmation with its
+// run parked in memory, and the run died with the process.
+const ParkedRecoveryMessage = "agentry server restarted while the task was waiting for a confirmation; its run is gone: send a new message in its context to go on"
 
 // schemaVersion is the version migrations bring the task tables to.
 const schemaVersion = 1
@@ -191,6 +199,9 @@ type Store struct {
 	log     *slog.Logger
 	auth    taskstore.Authenticator
 	recover bool
+	// parked: input-required tasks wait on runs held in memory, which a
+	// restart loses (WithParkedRuns).
+	parked bool
 
 	mu sync.RWMutex // guards tasks (the map, not the entries)
 	// tasks holds an entry for every running task, and for the time of
@@ -253,6 +264,14 @@ func WithAuthenticator(auth taskstore.Authenticator) Option {
 // databases that several live Stores share (a cluster, or tests opening a
 // second Store to see what the first one wrote).
 func WithoutRecovery() Option { return func(s *Store) { s.recover = false } }
+
+// WithParkedRuns says that the serving process keeps an input-required
+// task's run parked in memory until the input comes, as agentry's A2A
+// server does with a tool call awaiting confirmation: such a task cannot
+// go on after a restart, so Open's recovery fails it too (with
+// ParkedRecoveryMessage). Without it an input-required task is left as
+// it is, for a2a-go's executors, which resume from the stored task.
+func WithParkedRuns() Option { return func(s *Store) { s.parked = true } }
 
 // Open creates the task tables in db if they are missing and returns a
 // Store on them. dialect is "sqlite" or "postgres", as sessions.Store's
@@ -346,8 +365,12 @@ func (s *Store) failRunning(ctx context.Context, tx *sql.Tx) error {
 	var tasks []stuck
 	// Read every row before writing: on SQLite the transaction is the
 	// one connection, which cannot interleave a write with open rows.
-	rows, err := tx.QueryContext(ctx, `SELECT task_id, version, data FROM a2a_tasks WHERE state IN ($1, $2)`,
-		string(a2a.TaskStateSubmitted), string(a2a.TaskStateWorking))
+	parked := a2a.TaskStateWorking // a state already asked for: none more
+	if s.parked {
+		parked = a2a.TaskStateInputRequired
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT task_id, version, data FROM a2a_tasks WHERE state IN ($1, $2, $3)`,
+		string(a2a.TaskStateSubmitted), string(a2a.TaskStateWorking), string(parked))
 	if err != nil {
 		return err
 	}
@@ -371,13 +394,17 @@ func (s *Store) failRunning(ctx context.Context, tx *sql.Tx) error {
 		if err := json.Unmarshal([]byte(t.data), &task); err != nil {
 			return fmt.Errorf("task %s: decode: %w", t.id, err)
 		}
+		why := RecoveryMessage
+		if task.Status.State == a2a.TaskStateInputRequired {
+			why = ParkedRecoveryMessage
+		}
 		if task.Status.Message != nil {
 			task.History = append(task.History, task.Status.Message)
 		}
 		ts := now
 		task.Status = a2a.TaskStatus{
 			State:     a2a.TaskStateFailed,
-			Message:   a2a.NewMessageForTask(a2a.MessageRoleAgent, &task, a2a.NewTextPart(RecoveryMessage)),
+			Message:   a2a.NewMessageForTask(a2a.MessageRoleAgent, &task, a2a.NewTextPart(why)),
 			Timestamp: &ts,
 		}
 		data, err := json.Marshal(&task)

@@ -268,6 +268,32 @@ func TestRestartRecovery(t *testing.T) {
 	})
 }
 
+// TestParkedRunsRecovery: a server whose input-required tasks wait on
+// runs held in memory fails them on restart, saying why; other tasks
+// recover as without the option.
+func TestParkedRunsRecovery(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		s := b.open(t, taskdb.WithParkedRuns())
+		ctx := context.Background()
+		waiting := newTask(a2a.TaskStateInputRequired)
+		mustCreate(t, ctx, s, waiting)
+		working := newTask(a2a.TaskStateWorking)
+		mustCreate(t, ctx, s, working)
+
+		restarted := b.open(t, taskdb.WithParkedRuns())
+		got := mustGet(t, ctx, restarted, waiting.ID)
+		if st := got.Task.Status; st.State != a2a.TaskStateFailed || got.Version != 2 ||
+			st.Message == nil || st.Message.Parts[0].Text() != taskdb.ParkedRecoveryMessage {
+			t.Errorf("input-required task after restart: %s version %d message %+v, want failed, version 2, saying %q",
+				st.State, got.Version, st.Message, taskdb.ParkedRecoveryMessage)
+		}
+		if got := mustGet(t, ctx, restarted, working.ID); got.Task.Status.State != a2a.TaskStateFailed ||
+			got.Task.Status.Message.Parts[0].Text() != taskdb.RecoveryMessage {
+			t.Errorf("working task after restart: %s %+v, want failed saying %q", got.Task.Status.State, got.Task.Status.Message, taskdb.RecoveryMessage)
+		}
+	})
+}
+
 func TestWithoutRecoveryLeavesRunningTasks(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
 		s := b.open(t)
