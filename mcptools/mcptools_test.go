@@ -242,7 +242,7 @@ func TestValidate(t *testing.T) {
 func TestListing(t *testing.T) {
 	m := newManager(t, map[string]ServerConfig{"s": {Command: serverBin, Trust: true}})
 	ts := listTools(t, m)
-	want := []string{"add", "crash", "echo", "env", "fail", "image", "progress", "sleep", "spawn"}
+	want := []string{"add", "crash", "echo", "env", "fail", "image", "progress", "sleep", "spawn", "weather"}
 	if got := names(ts); !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
@@ -356,6 +356,16 @@ func TestCallResults(t *testing.T) {
 		}
 		if img, ok := content[1].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != string(testserver.PNG) {
 			t.Errorf("Data[content][1] = %#v", content[1])
+		}
+
+		// Structured content is kept for drivers (the A2A server sends it
+		// as structured_data) as the JSON object it is.
+		res = mustRun(t, get(t, ts, "weather"), nil)
+		if sc, ok := res.Data["structuredContent"].(map[string]any); !ok || sc["city"] != "Oslo" || sc["temp_c"] != -3.5 {
+			t.Errorf("weather Data[structuredContent] = %#v", res.Data["structuredContent"])
+		}
+		if !strings.Contains(res.LLMContent, `"city":"Oslo"`) {
+			t.Errorf("weather LLMContent = %q, want the JSON", res.LLMContent)
 		}
 
 		_, err := run(t, get(t, ts, "fail"), nil)

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -288,11 +289,37 @@ func (t *translator) toolResponse(r *runtime.ToolResponse) []a2a.Event {
 		d := r.Display.Result
 		isNew, _ := r.Data["isNewFile"].(bool)
 		tc.Output = &devtool.ToolOutput{Diff: fileDiff(d.Path, d.BeforeText, d.AfterText, !isNew)}
+	case structuredOf(r.Data) != nil:
+		// An MCP tool's structured result; its text is the same JSON
+		// serialised, which a client gets whole here.
+		tc.Output = &devtool.ToolOutput{StructuredData: structuredOf(r.Data)}
 	default:
 		s := text.String()
 		tc.Output = &devtool.ToolOutput{Text: &s}
 	}
 	return append(out, t.toolUpdate(tc))
+}
+
+// structuredOf returns an MCP tool result's structured content (see
+// mcptools) as a JSON object, or nil.
+func structuredOf(data map[string]any) map[string]any {
+	v, ok := data["structuredContent"]
+	if !ok || v == nil {
+		return nil
+	}
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	// Any other Go value the SDK decoded: as the JSON it stands for.
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil // not an object: the text output carries it
+	}
+	return m
 }
 
 // fileDiff builds the extension's FileDiff with a unified diff for

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -137,4 +138,51 @@ func describeMessage(m *a2a.Message) string {
 		}
 	}
 	return strings.ToLower(string(m.Role)[len("ROLE_"):]) + ":" + strings.Join(parts, "+")
+}
+
+// TestStructuredOutput: an MCP tool's structured result reaches the
+// client as the ToolCall's structured_data; a result without one, or
+// whose structured content is not an object, stays text.
+func TestStructuredOutput(t *testing.T) {
+	type weather struct {
+		City  string  `json:"city"`
+		TempC float64 `json:"temp_c"`
+	}
+	for _, c := range []struct {
+		name       string
+		structured any
+		want       map[string]any
+	}{
+		{"object", map[string]any{"city": "Oslo", "temp_c": -3.5}, map[string]any{"city": "Oslo", "temp_c": -3.5}},
+		{"Go value", weather{"Oslo", -3.5}, map[string]any{"city": "Oslo", "temp_c": -3.5}},
+		{"not an object", []any{1, 2}, nil},
+		{"none", nil, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := newTranslator(a2a.TaskInfo{TaskID: "t", ContextID: "x"}, "m", time.Now)
+			tr.event(runtime.Event{Type: runtime.EventToolRequest, ToolRequest: &runtime.ToolRequest{RequestID: "c", Name: "mcp_weather_get", Args: map[string]any{}}})
+			data := map[string]any{"server": "weather", "tool": "get"}
+			if c.structured != nil {
+				data["structuredContent"] = c.structured
+			}
+			evs := tr.event(runtime.Event{Type: runtime.EventToolResponse, ToolResponse: &runtime.ToolResponse{
+				RequestID: "c", Name: "mcp_weather_get", Content: []runtime.ContentPart{runtime.TextPart(`{"city":"Oslo","temp_c":-3.5}`)}, Data: data}})
+			tc, err := devtool.ToolCallFrom(evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent).Status.Message.Parts[0].Data())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.Status != devtool.StatusSucceeded || tc.Output == nil {
+				t.Fatalf("tool call %+v", tc)
+			}
+			if c.want == nil {
+				if tc.Output.StructuredData != nil || tc.Output.Text == nil || *tc.Output.Text == "" {
+					t.Errorf("output %+v, want the text", tc.Output)
+				}
+				return
+			}
+			if !reflect.DeepEqual(tc.Output.StructuredData, c.want) || tc.Output.Text != nil {
+				t.Errorf("output %+v, want structured_data %v", tc.Output, c.want)
+			}
+		})
+	}
 }

@@ -48,6 +48,12 @@ type sleepIn struct {
 
 type noIn struct{}
 
+// Weather is the structured result of the weather tool.
+type Weather struct {
+	City  string  `json:"city"`
+	TempC float64 `json:"temp_c"`
+}
+
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
@@ -92,6 +98,10 @@ func New(o Options) *mcp.Server {
 				&mcp.TextContent{Text: "here it is"},
 				&mcp.ImageContent{MIMEType: "image/png", Data: PNG},
 			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: p + "weather", Description: "Reports the weather as structured content."},
+		func(context.Context, *mcp.CallToolRequest, noIn) (*mcp.CallToolResult, Weather, error) {
+			return nil, Weather{City: "Oslo", TempC: -3.5}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: p + "fail", Description: "Always fails."},
 		func(context.Context, *mcp.CallToolRequest, noIn) (*mcp.CallToolResult, any, error) {
