@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"iter"
 	"math/bits"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,6 +15,11 @@ import (
 // eventLog records an AgentProtocol's events with a Session's guarantees:
 // ids "<stream>-<n>", one total order for the log and for subscribers, and
 // per-stream replay for Stream.
+//
+// A streamed answer emits an event per text delta, and a session keeps its
+// log for as long as it lives, so when a stream ends the log merges each
+// of its runs of text deltas into one event (see mergeRunsLocked): a
+// live stream is logged exactly as emitted, an ended one compactly.
 type eventLog struct {
 	now func() time.Time
 	// emitMu serialises emission; subscribers are called with it held and
@@ -32,6 +39,11 @@ type eventLog struct {
 type streamLog struct {
 	counter int
 	at      []int32
+	// runs is set once a text delta of the stream has continued another's
+	// run, runFrom then being that other delta's index in at: the
+	// stream's agent_end merges its runs from there.
+	runs    bool
+	runFrom int
 }
 
 // newEventLog returns an empty log whose events are stamped with now.
@@ -63,6 +75,14 @@ func (l *eventLog) emit(streamID string, ev Event) Event {
 	ev.ID = eventID(streamID, st.counter)
 	st.counter++
 	ev.Timestamp = l.now()
+	switch {
+	case ev.Type == EventAgentEnd && st.runs:
+		// The stream is over: no Stream consumer can attach to it mid-way
+		// any more, so its deltas are merged now.
+		l.mergeRunsLocked(st)
+	case !st.runs && len(st.at) > 0 && continuesRun(l.events.at(int(st.at[len(st.at)-1])), &ev):
+		st.runs, st.runFrom = true, len(st.at)-1
+	}
 	st.at = append(st.at, int32(l.events.len()))
 	l.events.append(ev)
 	subs := l.subList
@@ -80,6 +100,154 @@ func eventID(streamID string, n int) string {
 	b := append(buf[:0], streamID...)
 	b = append(b, '-')
 	return string(strconv.AppendInt(b, int64(n), 10))
+}
+
+// mergeRunsLocked replaces each run of two or more text deltas of st
+// (consecutive events of the stream that continuesRun chains) by one event,
+// the run's first with a message holding the run's text, and removes the
+// run's other events from the log. l.mu must be held for writing.
+//
+// Events handed out earlier are copies whose Message pointers still point
+// to the deltas' own messages, which nothing changes: the merged event gets
+// a new Message.
+func (l *eventLog) mergeRunsLocked(st *streamLog) {
+	st.runs = false
+	var drop []int32 // positions of the merged-away deltas, ascending
+	kept := st.at[:st.runFrom]
+	for i := st.runFrom; i < len(st.at); {
+		first := l.events.at(int(st.at[i]))
+		j := i + 1
+		for j < len(st.at) && continuesRun(first, l.events.at(int(st.at[j]))) {
+			j++
+		}
+		if j-i > 1 {
+			*first = l.mergedRun(st.at[i:j])
+			drop = append(drop, st.at[i+1:j]...)
+		}
+		// kept is written behind i, so it never overwrites an
+		// unread entry of st.at.
+		kept = append(kept, st.at[i])
+		i = j
+	}
+	if len(drop) == 0 {
+		return
+	}
+	moved := l.events.len() - int(drop[0]) // events at or after the first dropped one
+	l.events.remove(drop)
+	firstMoved, _ := slices.BinarySearch(kept, drop[0])
+	for k := firstMoved; k < len(kept); k++ {
+		kept[k] = shifted(kept[k], drop)
+	}
+	// The stream is ending, so its positions are final: a copy just large
+	// enough for them and the agent_end's frees what the deltas' took.
+	st.at = append(make([]int32, 0, len(kept)+1), kept...)
+	if len(kept)-firstMoved+len(drop) == moved {
+		return // every moved event was st's
+	}
+	// Another stream's events came between st's: their positions moved too.
+	for _, o := range l.streams {
+		if o == st {
+			continue
+		}
+		k, _ := slices.BinarySearch(o.at, drop[0])
+		for ; k < len(o.at); k++ {
+			o.at[k] = shifted(o.at[k], drop)
+		}
+	}
+}
+
+// shifted is where the event at position p goes once the events at the
+// ascending positions drop (of which p is none) are removed.
+func shifted(p int32, drop []int32) int32 {
+	n, _ := slices.BinarySearch(drop, p)
+	return p - int32(n)
+}
+
+// mergedRun returns the run of text deltas at positions as one event: the
+// first delta's, with one content part holding the run's text, built with
+// one copy of the text (merging delta by delta would copy it once per
+// delta).
+func (l *eventLog) mergedRun(positions []int32) Event {
+	first := *l.events.at(int(positions[0]))
+	kind := first.Message.Content[0].Type
+	n := 0
+	for _, p := range positions {
+		for _, c := range l.events.at(int(p)).Message.Content {
+			n += len(c.Text) + len(c.Thought) // the other one is empty
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range positions {
+		for _, c := range l.events.at(int(p)).Message.Content {
+			b.WriteString(c.Text)
+			b.WriteString(c.Thought)
+		}
+	}
+	one := &singlePartMessage{}
+	one.part[0].Type = kind
+	if kind == PartThought {
+		one.part[0].Thought = b.String()
+	} else {
+		one.part[0].Text = b.String()
+	}
+	one.msg = Message{Role: first.Message.Role, Content: one.part[:]}
+	first.Message = &one.msg
+	return first
+}
+
+// continuesRun reports whether next, an event of prev's stream that
+// follows it, continues prev's run of text deltas: both are messages of
+// one role, thread and _meta whose parts are all plain text, or all
+// thought text (which must not be mixed), with nothing else set — no
+// signature, media or part metadata, which a merged part could not carry.
+func continuesRun(prev, next *Event) bool {
+	kind := deltaKind(next)
+	return kind != "" && kind == deltaKind(prev) && prev.Message.Role == next.Message.Role &&
+		prev.ThreadID == next.ThreadID && sameMeta(prev.Meta, next.Meta)
+}
+
+// deltaKind is PartText or PartThought for a message all of whose parts
+// are plain text, or all plain thought text; "" for any other event.
+func deltaKind(ev *Event) string {
+	if ev.Type != EventMessage || ev.Message == nil || len(ev.Message.Content) == 0 {
+		return ""
+	}
+	kind := ev.Message.Content[0].Type
+	for _, p := range ev.Message.Content {
+		switch {
+		case p.Type != kind || p.ThoughtSignature != "" || p.Data != "" || p.URI != "" || p.MimeType != "" || p.Meta != nil:
+			return ""
+		case kind == PartText && p.Thought == "", kind == PartThought && p.Text == "":
+		default:
+			return ""
+		}
+	}
+	return kind
+}
+
+// sameMeta reports whether two events' _meta are equal, comparing only
+// scalar values (a delta's _meta is nil, a thought's source, or a remote
+// agent's ids); anything else is taken as different.
+func sameMeta(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		vb, ok := b[k]
+		if !ok {
+			return false
+		}
+		switch va.(type) {
+		case string, bool, int, int64, float64:
+			if va != vb {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // all returns a copy of every event so far.
@@ -257,6 +425,36 @@ func (b *eventBlocks) append(ev Event) {
 	}
 	b.blocks[block][off] = ev
 	b.n++
+}
+
+// remove deletes the events at the ascending positions drop, moving the
+// later ones down, and frees the blocks no event is left in (a long
+// answer's deltas may have taken several).
+func (b *eventBlocks) remove(drop []int32) {
+	w, d := int(drop[0]), 0
+	for r := w; r < b.n; r++ {
+		if d < len(drop) && int(drop[d]) == r {
+			d++
+			continue
+		}
+		*b.at(w) = *b.at(r)
+		w++
+	}
+	keep := 0
+	if w > 0 {
+		last, _ := locate(w - 1)
+		keep = last + 1
+	}
+	// Emptied slots in the kept blocks must not hold on to payloads.
+	for i := w; i < b.n; i++ {
+		if blk, _ := locate(i); blk >= keep {
+			break
+		}
+		*b.at(i) = Event{}
+	}
+	b.n = w
+	clear(b.blocks[keep:])
+	b.blocks = b.blocks[:keep]
 }
 
 // at returns event i, which must exist.

@@ -29,12 +29,27 @@ type AgentProtocol interface {
 	Subscribe(fn func(Event)) (unsubscribe func())
 	// Stream yields the events of one stream, from its first event (already
 	// emitted ones are replayed), and ends after its agent_end. It fails if
-	// ctx ends first or the stream is unknown.
+	// ctx ends first or the stream is unknown. Replayed events are as
+	// Events returns them: a consumer that calls Stream before the
+	// stream's agent_end gets every event as emitted, every text delta
+	// with its own id; one that calls it later gets each run of text
+	// deltas as one merged event, with the same text.
 	Stream(ctx context.Context, streamID string) iter.Seq2[Event, error]
 	// Abort stops the active stream, and every stream queued behind it, with
 	// cause (ErrAborted if nil). The session stays usable for the next Send.
 	Abort(cause error)
-	// Events returns a copy of every event emitted so far.
+	// Events returns a copy of every event emitted so far, in the order
+	// subscribers saw them, with one difference: once a stream has
+	// emitted its agent_end, each run of two or more text deltas of the
+	// stream is one event. A run is consecutive message events of the
+	// stream (no other event of the stream between them) with one role,
+	// ThreadID and _meta whose parts are all plain text, or all plain
+	// thought text (text and thoughts are never merged), without
+	// signature, media or part _meta. Its event is the run's first
+	// delta — ID, Timestamp, Meta — with a message of one part holding
+	// the run's text concatenated; the run's other ids no longer appear.
+	// Events of a stream still running are as emitted. A returned copy
+	// never changes afterwards.
 	Events() []Event
 	// Close aborts any work and releases the session's resources.
 	Close() error

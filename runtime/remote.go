@@ -402,7 +402,8 @@ func (r *RemoteAgent) Close() error {
 	return nil
 }
 
-// Events implements AgentProtocol.
+// Events implements AgentProtocol: as Session.Events, an ended stream's
+// runs of text deltas are merged, each into one event.
 func (r *RemoteAgent) Events() []Event { return r.events.all() }
 
 // Subscribe implements AgentProtocol.
@@ -410,7 +411,8 @@ func (r *RemoteAgent) Subscribe(fn func(Event)) (unsubscribe func()) {
 	return r.events.subscribe(fn)
 }
 
-// Stream implements AgentProtocol.
+// Stream implements AgentProtocol: as Session.Stream, a consumer that
+// attaches after the stream's agent_end gets its text deltas merged.
 func (r *RemoteAgent) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
 	return r.events.stream(ctx, streamID)
 }

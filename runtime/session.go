@@ -211,14 +211,21 @@ func (s *Session) Close() error {
 	return errors.Join(errs...)
 }
 
-// Events implements AgentProtocol.
+// Events implements AgentProtocol: every event so far, except that the
+// text deltas of an ended stream are merged, each run of them being one
+// event with the run's first delta's id and the run's whole text (see
+// AgentProtocol.Events for what makes a run). A long-lived session thus
+// keeps an answer's text, not an event per streamed delta.
 func (s *Session) Events() []Event { return s.events.all() }
 
 // Subscribe implements AgentProtocol. Subscribers are called in the one
 // order of the log, so they may call Events, Send or Abort.
 func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.events.subscribe(fn) }
 
-// Stream implements AgentProtocol.
+// Stream implements AgentProtocol: called before the stream's agent_end,
+// it yields every event of the stream as emitted; called after, it
+// replays the stream as Events has it, each run of text deltas merged
+// into one event carrying the run's text and its first delta's id.
 func (s *Session) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
 	return s.events.stream(ctx, streamID)
 }
