@@ -320,7 +320,7 @@ func TestIncludeExclude(t *testing.T) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 	m2 := newManager(t, map[string]ServerConfig{"s": {Command: serverBin, ExcludeTools: []string{"crash", "spawn"}}})
-	if got, want := names(listTools(t, m2)), []string{"add", "echo", "env", "fail", "image", "progress", "sleep"}; !slices.Equal(got, want) {
+	if got, want := names(listTools(t, m2)), []string{"add", "echo", "env", "fail", "image", "progress", "sleep", "weather"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 }
@@ -530,8 +530,8 @@ func TestFailingServerIsolated(t *testing.T) {
 		"nothere": {URL: deadURL},
 	})
 	got, errs := m.Tools(context.Background())
-	if len(got) != 9 {
-		t.Errorf("got %d tools, want the good server's 9", len(got))
+	if len(got) != 10 {
+		t.Errorf("got %d tools, want the good server's 10", len(got))
 	}
 	var msgs []string
 	for _, err := range errs {

@@ -104,15 +104,17 @@ func (t *liveTask) waitingFor() string {
 func (t *liveTask) snapshot(historyLength *int) *a2a.Task {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return copyTask(t.task, historyLength)
-}
-
-func copyTask(task *a2a.Task, historyLength *int) *a2a.Task {
-	c := *task
-	c.History = slices.Clone(task.History)
+	c := copyTask(t.task)
+	c.History = mergeDeltas(c.History, t.delta)
 	if historyLength != nil && *historyLength >= 0 && len(c.History) > *historyLength {
 		c.History = c.History[len(c.History)-*historyLength:]
 	}
+	return c
+}
+
+func copyTask(task *a2a.Task) *a2a.Task {
+	c := *task
+	c.History = slices.Clone(task.History)
 	c.Artifacts = slices.Clone(task.Artifacts)
 	c.Metadata = maps.Clone(task.Metadata)
 	return &c
@@ -147,7 +149,7 @@ func (t *liveTask) apply(evs ...a2a.Event) (changes []a2a.Event, stored *a2a.Tas
 		}
 	}
 	if len(changes) > 0 {
-		stored = copyTask(t.task, nil)
+		stored = copyTask(t.task)
 		stored.History = mergeDeltas(stored.History, t.delta)
 	}
 	return changes, stored
@@ -164,10 +166,10 @@ func (t *liveTask) addHistory(m *a2a.Message, delta bool) {
 
 // mergeDeltas merges each run of consecutive text deltas in a copy of a
 // task's history into one message, the first one's id with the run's
-// text: the stored task keeps an answer as one message rather than one
-// per streamed delta (a 200-delta answer was 200 messages to encode and
-// write when the task ended). Live tasks keep every delta, as they were
-// sent. h is modified in place.
+// text: a task read back (stored, or a live task's snapshot) holds an
+// answer as one message rather than one per streamed delta (a
+// 200-delta answer was 200 messages to encode and write when the task
+// ended). Only the stream carries every delta. h is modified in place.
 func mergeDeltas(h []*a2a.Message, delta []bool) []*a2a.Message {
 	if len(delta) != len(h) {
 		return h // out of step: store the history as it is
@@ -426,7 +428,7 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 			return nil, 0, fmt.Errorf("save the push notification config: %w", err)
 		}
 	}
-	version, err := s.cfg.TaskStore.Create(ctx, copyTask(task, nil))
+	version, err := s.cfg.TaskStore.Create(ctx, copyTask(task))
 	if err != nil {
 		s.slots.release()
 		return nil, 0, fmt.Errorf("store the task: %w", err)
@@ -437,7 +439,7 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 		answered: map[string]string{}, attached: make(chan struct{}),
 	}
 	s.addLive(t)
-	first := copyTask(task, nil)
+	first := copyTask(task)
 	t.publish(first)
 	s.pushChanges(t, []a2a.Event{first})
 	go s.start(t, &msg, req)

@@ -89,10 +89,10 @@ func TestToolCallTransitions(t *testing.T) {
 	}
 }
 
-// TestStoredHistoryMergesDeltas: the task handed to the store holds each
-// run of text deltas as one message; other messages (the user's, a
-// thought, a state change's text) stay as they were, and the live task
-// keeps every delta.
+// TestStoredHistoryMergesDeltas: the task handed to the store, and a live
+// task's snapshot, hold each run of text deltas as one message; other
+// messages (the user's, a thought, a state change's text) stay as they
+// were; historyLength counts merged messages.
 func TestStoredHistoryMergesDeltas(t *testing.T) {
 	info := a2a.TaskInfo{TaskID: "t", ContextID: "c"}
 	tr := newTranslator(info, "m", time.Now)
@@ -122,6 +122,17 @@ func TestStoredHistoryMergesDeltas(t *testing.T) {
 	}
 	if n := len(lt.task.History); n != 9 {
 		t.Errorf("live history has %d messages, want every one (9)", n)
+	}
+	var snap []string
+	for _, m := range lt.snapshot(nil).History {
+		snap = append(snap, describeMessage(m))
+	}
+	if strings.Join(snap, " | ") != want {
+		t.Errorf("snapshot history:\n got %s\nwant %s", strings.Join(snap, " | "), want)
+	}
+	two := 2
+	if h := lt.snapshot(&two).History; len(h) != 2 || describeMessage(h[0]) != "agent:status text" {
+		t.Errorf("snapshot with historyLength 2: %d messages, first %s", len(h), describeMessage(h[0]))
 	}
 	if stored.History[1].ID != lt.task.History[1].ID {
 		t.Errorf("merged message id %s, want the first delta's %s", stored.History[1].ID, lt.task.History[1].ID)
