@@ -447,8 +447,11 @@ func forwardChildEvent(ss *streamState, callID, agent string, ev Event) {
 	switch {
 	case ev.Message != nil:
 		for _, p := range ev.Message.Content {
-			if p.Type == PartText || p.Type == PartThought {
+			switch p.Type {
+			case PartText:
 				text += p.Text
+			case PartThought:
+				text += p.Thought // a thought part's text is in Thought
 			}
 		}
 	case ev.ToolRequest != nil:

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genai"
+
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/fakegemini"
@@ -93,6 +95,30 @@ func TestSubagentCompletesTask(t *testing.T) {
 	}
 	if len(b.Requests()) != 4 {
 		t.Errorf("%d model requests, want 4: complete_task must end the child's loop", len(b.Requests()))
+	}
+}
+
+// TestSubagentThoughtsForwarded: a child's thoughts reach the parent's
+// stream as the text of its tool_updates, as its answer text does.
+func TestSubagentThoughtsForwarded(t *testing.T) {
+	thinking := callTurn("", fc("k1", CompleteTaskToolName, map[string]any{"result": "done"}))
+	thinking.chunks[0].Candidates[0].Content.Parts = append([]*genai.Part{{Text: "**Plan** read nothing", Thought: true}}, thinking.chunks[0].Candidates[0].Content.Parts...)
+	b := newScript(
+		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "think"})),
+		thinking,
+		textTurn("Thought about."),
+	)
+	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, nil), nil)
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	evs := run(t, s, "ask the reader")
+	var texts []string
+	for _, ev := range find(evs, EventToolUpdate) {
+		for _, p := range ev.ToolUpdate.Content {
+			texts = append(texts, p.Text)
+		}
+	}
+	if !slices.Contains(texts, "**Plan** read nothing") {
+		t.Errorf("the child's thought was not forwarded; tool_update texts %q", texts)
 	}
 }
 
