@@ -378,16 +378,23 @@ func callTurnChunks(chunks []string, name string, args map[string]any) string {
 
 // BenchmarkIdleTaskHeap measures the heap an idle task holds: a task
 // parked on a confirmation (its context's session, its run waiting),
-// and a completed task (its context's session, idle). Each iteration
+// and a completed task (its context's session, idle) whose answer was one
+// chunk or 200 streamed deltas. Each iteration
 // leaves one more idle task on one server. Budget: 100 KB.
 func BenchmarkIdleTaskHeap(b *testing.B) {
-	for _, kind := range []string{"parked", "completed"} {
+	for _, kind := range []string{"parked", "completed", "completed-200-deltas"} {
 		b.Run(kind, func(b *testing.B) {
 			line := textTurn("Done.")
-			if kind == "parked" {
+			switch kind {
+			case "parked":
 				line = callTurn("", "write_file", map[string]any{"file_path": "a.txt", "content": "x"})
 			}
 			h := newHarness(b, []string{line})
+			if kind == "completed-200-deltas" {
+				// A model that keeps nothing per session, as a real one: a
+				// replayed 200-chunk answer is parsed into every session.
+				h.resolver = pacedModel{chunks: 200}
+			}
 			c := h.client("jsonrpc")
 			// Warm the server: the first context pays for one-time
 			// set-up.
