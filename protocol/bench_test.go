@@ -38,12 +38,18 @@ import (
 // concurrent benchmark.
 var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}
 
-// streamRaw POSTs a 1.0 SendStreamingMessage and calls onEvent with each
-// SSE event's status timestamp (zero for the task) and arrival time; it
-// stops after stop events if stop > 0.
-func streamRaw(ctx context.Context, url, text string, stop int, onEvent func(sent, got time.Time)) error {
+// streamRaw POSTs a 1.0 SendStreamingMessage (a 0.3 message/stream if
+// legacy) and calls onEvent with each SSE event's status timestamp (zero
+// for the task) and arrival time; it stops after stop events if stop > 0.
+func streamRaw(ctx context.Context, url, text string, legacy bool, stop int, onEvent func(sent, got time.Time)) error {
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":{"messageId":%q,"role":"ROLE_USER","parts":[{"text":%q}]}}}`,
 		a2a.NewMessageID(), text)
+	isTask := []byte(`{"task":`)
+	if legacy {
+		body = fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"kind":"message","messageId":%q,"role":"user","parts":[{"kind":"text","text":%q}]}}}`,
+			a2a.NewMessageID(), text)
+		isTask = []byte(`"kind":"task"`)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/", strings.NewReader(body))
 	if err != nil {
 		return err
@@ -80,7 +86,7 @@ func streamRaw(ctx context.Context, url, text string, stop int, onEvent func(sen
 				sent, _ = time.Parse(time.RFC3339Nano, string(rest[:end]))
 			}
 		}
-		if bytes.Contains(line, []byte(`{"task":`)) {
+		if bytes.Contains(line, isTask) && !bytes.Contains(line, []byte(`"status-update"`)) {
 			sent = time.Time{} // the submitted task: not an emitted event
 		}
 		onEvent(sent, got)
@@ -104,7 +110,7 @@ func BenchmarkFirstEvent(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		first := time.Time{}
-		err := streamRaw(b.Context(), h.url, "hello", 0, func(_, got time.Time) {
+		err := streamRaw(b.Context(), h.url, "hello", false, 0, func(_, got time.Time) {
 			if first.IsZero() {
 				first = got
 			}
@@ -193,14 +199,15 @@ func (p pacedModel) GenerateContentStream(ctx context.Context, _ string, _ []*ge
 // unless GOGC is set. Budgets: p99 under 5 ms, at least 20,000 events/s.
 func BenchmarkConcurrentStreams(b *testing.B) {
 	for _, c := range []struct {
-		name  string
-		every time.Duration
-	}{{"unpaced", 0}, {"paced-110", time.Second / 110}, {"paced-50", time.Second / 50}} {
-		b.Run(c.name, func(b *testing.B) { concurrentStreams(b, pacedModel{chunks: 200, every: c.every}) })
+		name   string
+		every  time.Duration
+		legacy bool
+	}{{"unpaced", 0, false}, {"paced-110", time.Second / 110, false}, {"paced-50", time.Second / 50, false}, {"paced-110-v0.3", time.Second / 110, true}} {
+		b.Run(c.name, func(b *testing.B) { concurrentStreams(b, pacedModel{chunks: 200, every: c.every}, c.legacy) })
 	}
 }
 
-func concurrentStreams(b *testing.B, model pacedModel) {
+func concurrentStreams(b *testing.B, model pacedModel, legacy bool) {
 	const streams = 200
 	serveGC(b)
 	h := newHarness(b, nil, onDisconnect(protocol.DisconnectContinue), sqliteTasks(b), func(c *protocol.Config, _ *config.Settings) { c.MaxTasks = streams })
@@ -224,6 +231,9 @@ func concurrentStreams(b *testing.B, model pacedModel) {
 		// Without a collector of its own: the load generator's pauses
 		// would count as the server's latency. It holds a few megabytes.
 		cmd.Env = append(os.Environ(), benchClientEnv+"="+h.url, fmt.Sprintf("%s=%d", benchStreamsEnv, streams), "GOGC=off")
+		if legacy {
+			cmd.Env = append(cmd.Env, benchLegacyEnv+"=1")
+		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -266,13 +276,14 @@ func concurrentStreams(b *testing.B, model pacedModel) {
 const (
 	benchClientEnv  = "AGENTRY_BENCH_CLIENTS_URL"
 	benchStreamsEnv = "AGENTRY_BENCH_CLIENTS_STREAMS"
+	benchLegacyEnv  = "AGENTRY_BENCH_CLIENTS_V03"
 )
 
 func TestMain(m *testing.M) {
 	if url := os.Getenv(benchClientEnv); url != "" {
 		n, err := strconv.Atoi(os.Getenv(benchStreamsEnv))
 		if err == nil {
-			err = json.NewEncoder(os.Stdout).Encode(runClients(url, n))
+			err = json.NewEncoder(os.Stdout).Encode(runClients(url, n, os.Getenv(benchLegacyEnv) != ""))
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -299,7 +310,7 @@ type clientReport struct {
 // runClients streams n tasks at once from the server at url and measures
 // each event's latency, from the status timestamp (when the session
 // emitted it) to its arrival.
-func runClients(url string, n int) clientReport {
+func runClients(url string, n int, legacy bool) clientReport {
 	type sample struct{ sent, got time.Time }
 	var (
 		mu      sync.Mutex
@@ -323,7 +334,7 @@ func runClients(url string, n int) clientReport {
 			mine := make([]sample, 0, 256)
 			events := 0
 			first := true
-			err := streamRaw(context.Background(), url, "go", 0, func(sent, got time.Time) {
+			err := streamRaw(context.Background(), url, "go", legacy, 0, func(sent, got time.Time) {
 				events++
 				if !sent.IsZero() {
 					mine = append(mine, sample{sent, got})

@@ -10,14 +10,23 @@ import (
 
 // CheckWire makes s report through fail every stream response its SSE
 // writer encodes differently from encoding/json (what a2a-go's own
-// transport writes).
+// transports write, in 1.0 and, converted by a2av0, in 0.3).
 func CheckWire(s *Server, fail func(error)) {
-	s.wireCheck = func(got []byte, ev a2a.Event) {
+	s.wireCheck = func(got []byte, ev a2a.Event, legacy bool) {
+		var result any = a2a.StreamResponse{Event: ev}
+		if legacy {
+			compat, err := fromV1Event(ev)
+			if err != nil {
+				fail(fmt.Errorf("a2av0 cannot convert %T: %w", ev, err))
+				return
+			}
+			result = compat
+		}
 		want, err := json.Marshal(struct {
-			JSONRPC string             `json:"jsonrpc"`
-			ID      json.RawMessage    `json:"id"`
-			Result  a2a.StreamResponse `json:"result"`
-		}{"2.0", idOf(got), a2a.StreamResponse{Event: ev}})
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  any             `json:"result"`
+		}{"2.0", idOf(got), result})
 		if err != nil {
 			fail(fmt.Errorf("encoding/json cannot encode %T: %w", ev, err))
 			return

@@ -37,13 +37,14 @@ func (s *Server) Handler() http.Handler {
 	g := grpc.NewServer()
 	a2agrpc.NewHandler(s.handler).RegisterWith(g)
 	return &httpHandler{
-		s:    s,
-		card: a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.card)),
-		v1:   a2asrv.NewJSONRPCHandler(s.handler),
-		v0:   a2av0.NewJSONRPCHandler(s.handler),
-		rest: http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
-		errs: a2asrv.NewJSONRPCHandler(errorEcho{}),
-		grpc: g,
+		s:     s,
+		card:  a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.card)),
+		v1:    a2asrv.NewJSONRPCHandler(s.handler),
+		v0:    a2av0.NewJSONRPCHandler(s.handler),
+		rest:  http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
+		errs:  a2asrv.NewJSONRPCHandler(errorEcho{}),
+		errs0: a2av0.NewJSONRPCHandler(errorEcho{}),
+		grpc:  g,
 	}
 }
 
@@ -51,8 +52,9 @@ type httpHandler struct {
 	s                  *Server
 	card, v1, v0, rest http.Handler
 	grpc               http.Handler
-	// errs renders stream errors for the SSE writer (see errorJSON).
-	errs http.Handler
+	// errs and errs0 render stream errors for the SSE writer, in 1.0 and
+	// 0.3 (see errorJSON).
+	errs, errs0 http.Handler
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -128,7 +130,7 @@ func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		h.s.commandExecute(w, r, env)
 		return
 	}
-	if (env.Method == methodStream || env.Method == methodSubscribe) && h.sse(w, r, env) {
+	if streaming(env.Method) && h.sse(w, r, env) {
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))

@@ -137,8 +137,9 @@ type Server struct {
 	handler a2asrv.RequestHandler
 	card    *a2a.AgentCard
 	// wireCheck, set by tests, sees every stream response the SSE writer
-	// encodes itself, to compare it with encoding/json's.
-	wireCheck func(got []byte, ev a2a.Event)
+	// encodes itself (legacy: in A2A 0.3), to compare it with
+	// encoding/json's.
+	wireCheck func(got []byte, ev a2a.Event, legacy bool)
 	slots     *slots
 	// ctx is the runs' context: they belong to the server, not to the
 	// request that started them.

@@ -9,16 +9,29 @@ import (
 	"strconv"
 	"strings"
 
+	a2alegacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
 
-// The A2A 1.0 JSON-RPC methods answered with a stream of server-sent
-// events.
+// The JSON-RPC methods answered with a stream of server-sent events, in
+// A2A 1.0 and in A2A 0.3.
 const (
-	methodStream    = "SendStreamingMessage"
-	methodSubscribe = "SubscribeToTask"
+	methodStream          = "SendStreamingMessage"
+	methodSubscribe       = "SubscribeToTask"
+	methodLegacyStream    = "message/stream"
+	methodLegacySubscribe = "tasks/resubscribe"
 )
+
+// streaming reports whether method is answered by the SSE writer.
+func streaming(method string) bool {
+	switch method {
+	case methodStream, methodSubscribe, methodLegacyStream, methodLegacySubscribe:
+		return true
+	}
+	return false
+}
 
 // batchHint tells the SSE writer that more events follow at once, so it
 // flushes a burst as one write. follow sets it; any other producer leaves
@@ -34,14 +47,15 @@ func hintFrom(ctx context.Context) *batchHint {
 	return h
 }
 
-// sse serves the 1.0 streaming methods over server-sent events in place
-// of a2a-go's JSON-RPC transport, which marshals every event through
-// encoding/json, hands it to a second goroutine over a channel, and
-// writes and flushes it with a fresh UUID as the event id: with 200
-// streams of text deltas that was a fifth of the server's CPU. The wire
-// is the same: a2a-go's headers, one `id:` and one `data:` line per
-// event, the JSON-RPC response a2a-go writes (checked byte for byte in
-// the tests), and its errors, which a2a-go itself renders (errorJSON).
+// sse serves the streaming methods of A2A 1.0 and 0.3 over server-sent
+// events in place of a2a-go's JSON-RPC transports, which marshal every
+// event through encoding/json (0.3 after converting it to the legacy
+// types), hand it to a second goroutine over a channel, and write and
+// flush it with a fresh UUID as the event id: with 200 streams of text
+// deltas that was a fifth of the server's CPU. The wire is the same:
+// a2a-go's headers, one `id:` and one `data:` line per event, the
+// JSON-RPC response a2a-go writes (checked byte for byte in the tests),
+// and its errors, which a2a-go itself renders (errorJSON).
 //
 // It reports false, having written nothing, for a request it leaves to
 // a2a-go: anything malformed, which a2a-go answers with the right error.
@@ -62,7 +76,12 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 	if err != nil {
 		return false
 	}
-	ctx, _ := a2asrv.NewCallContext(r.Context(), a2asrv.NewServiceParams(r.Header))
+	legacy := env.Method == methodLegacyStream || env.Method == methodLegacySubscribe
+	params := a2asrv.NewServiceParams(r.Header)
+	if legacy {
+		params = a2av0.ToServiceParams(r.Header)
+	}
+	ctx, _ := a2asrv.NewCallContext(r.Context(), params)
 	hint := &batchHint{}
 	ctx = context.WithValue(ctx, batchKey{}, hint)
 	var events iter.Seq2[a2a.Event, error]
@@ -79,8 +98,29 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 			return false
 		}
 		events = h.s.handler.SubscribeToTask(ctx, &req)
+	case methodLegacyStream:
+		var p a2alegacy.MessageSendParams
+		if json.Unmarshal(env.Params, &p) != nil {
+			return false
+		}
+		req, err := a2av0.ToV1SendMessageRequest(&p)
+		if err != nil {
+			return false
+		}
+		events = h.s.handler.SendStreamingMessage(ctx, req)
+	case methodLegacySubscribe:
+		var p a2alegacy.TaskIDParams
+		if json.Unmarshal(env.Params, &p) != nil {
+			return false
+		}
+		events = h.s.handler.SubscribeToTask(ctx, a2av0.ToV1SubscribeToTaskRequest(&p))
 	default:
 		return false
+	}
+	var enc wireEncoder
+	encode, errs, errMethod := enc.streamResponse, h.errs, "GetTask"
+	if legacy {
+		encode, errs, errMethod = enc.legacyEvent, h.errs0, "tasks/get"
 	}
 
 	hdr := w.Header()
@@ -91,7 +131,6 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 
-	var enc wireEncoder
 	buf := make([]byte, 0, 2048)
 	n := 0
 	for ev, err := range events {
@@ -104,17 +143,17 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 			buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 			buf = append(buf, idJSON...)
 			buf = append(buf, `,"result":`...)
-			if buf, err = enc.streamResponse(buf, ev); err == nil {
+			if buf, err = encode(buf, ev); err == nil {
 				buf = append(buf, '}')
 				if check := h.s.wireCheck; check != nil {
-					check(buf[mark:], ev)
+					check(buf[mark:], ev, legacy)
 				}
 			} else {
 				buf = buf[:mark]
 			}
 		}
 		if err != nil {
-			buf = append(buf, h.errorJSON(ctx, idJSON, err)...)
+			buf = append(buf, errorJSON(ctx, errs, errMethod, idJSON, err)...)
 		}
 		buf = append(buf, "\n\n"...)
 		if _, werr := w.Write(buf); werr != nil {
@@ -149,15 +188,16 @@ func (errorEcho) GetTask(ctx context.Context, _ *a2a.GetTaskRequest) (*a2a.Task,
 	return nil, ctx.Value(errorKey{}).(error)
 }
 
-// errorJSON is the JSON-RPC error response a2a-go writes for err.
-func (h *httpHandler) errorJSON(ctx context.Context, idJSON []byte, err error) []byte {
-	body := `{"jsonrpc":"2.0","id":` + string(idJSON) + `,"method":"GetTask","params":{"id":"-"}}`
+// errorJSON is the JSON-RPC error response a2a-go's handler errs (1.0 or
+// 0.3, whose get-task method is method) writes for err.
+func errorJSON(ctx context.Context, errs http.Handler, method string, idJSON []byte, err error) []byte {
+	body := `{"jsonrpc":"2.0","id":` + string(idJSON) + `,"method":"` + method + `","params":{"id":"-"}}`
 	req, rerr := http.NewRequestWithContext(context.WithValue(ctx, errorKey{}, err), http.MethodPost, "/", strings.NewReader(body))
 	if rerr != nil {
 		return []byte(`{"jsonrpc":"2.0","id":` + string(idJSON) + `,"error":{"code":-32603,"message":"internal error"}}`)
 	}
 	rec := &recorder{header: http.Header{}}
-	h.errs.ServeHTTP(rec, req)
+	errs.ServeHTTP(rec, req)
 	return bytes.TrimSpace(rec.body.Bytes())
 }
 

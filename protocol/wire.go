@@ -2,13 +2,16 @@ package protocol
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
 
+	a2alegacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
 // wireEncoder writes A2A 1.0 stream responses as JSON, byte for byte what
@@ -320,4 +323,167 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// legacyEvent appends the JSON of a2av0.FromV1Event(ev): the A2A 0.3
+// form the gemini-cli generation of clients reads, byte for byte what
+// encoding/json makes of a2a-go's legacy types.
+func (e *wireEncoder) legacyEvent(b []byte, ev a2a.Event) ([]byte, error) {
+	if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && u != nil {
+		mark := len(b)
+		if out, ok := e.legacyStatusUpdate(b, u); ok {
+			return out, nil
+		}
+		b = b[:mark]
+	}
+	compat, err := fromV1Event(ev)
+	if err != nil {
+		return b, err
+	}
+	raw, err := json.Marshal(compat)
+	if err != nil {
+		return b, err
+	}
+	return append(b, raw...), nil
+}
+
+// legacyStatusUpdate appends a 0.3 status-update: its kind first, then
+// the legacy struct's fields in order, final set for the states that end
+// an execution.
+func (e *wireEncoder) legacyStatusUpdate(b []byte, u *a2a.TaskStatusUpdateEvent) ([]byte, bool) {
+	b = append(b, `{"kind":"status-update","contextId":`...)
+	b = appendString(b, u.ContextID)
+	b = append(b, `,"final":`...)
+	b = strconv.AppendBool(b, u.Status.State.Terminal() || u.Status.State == a2a.TaskStateInputRequired)
+	b = append(b, `,"status":{`...)
+	if m := u.Status.Message; m != nil {
+		b = append(b, `"message":`...)
+		var ok bool
+		if b, ok = e.legacyMessage(b, m); !ok {
+			return b, false
+		}
+		b = append(b, ',')
+	}
+	b = append(b, `"state":`...)
+	b = appendString(b, string(a2av0.FromV1TaskState(u.Status.State)))
+	if ts := u.Status.Timestamp; ts != nil {
+		if y := ts.Year(); y < 0 || y > 9999 {
+			return b, false
+		}
+		b = append(b, `,"timestamp":"`...)
+		b = ts.AppendFormat(b, time.RFC3339Nano)
+		b = append(b, '"')
+	}
+	b = append(b, `},"taskId":`...)
+	b = appendString(b, string(u.TaskID))
+	if len(u.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		var ok bool
+		if b, ok = e.object(b, u.Metadata); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// legacyMessage appends a 0.3 message.
+func (e *wireEncoder) legacyMessage(b []byte, m *a2a.Message) ([]byte, bool) {
+	var role a2alegacy.MessageRole
+	switch m.Role {
+	case a2a.MessageRoleAgent:
+		role = a2alegacy.MessageRoleAgent
+	case a2a.MessageRoleUser:
+		role = a2alegacy.MessageRoleUser
+	default:
+		return b, false
+	}
+	ok := true
+	b = append(b, `{"kind":"message","messageId":`...)
+	b = appendString(b, m.ID)
+	if m.ContextID != "" {
+		b = append(b, `,"contextId":`...)
+		b = appendString(b, m.ContextID)
+	}
+	if len(m.Extensions) > 0 {
+		b = append(b, `,"extensions":`...)
+		if b, ok = e.value(b, m.Extensions); !ok {
+			return b, false
+		}
+	}
+	if len(m.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		if b, ok = e.object(b, m.Metadata); !ok {
+			return b, false
+		}
+	}
+	b = append(b, `,"parts":[`...) // legacy parts are never null
+	for i, p := range m.Parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, ok = e.legacyPart(b, p); !ok {
+			return b, false
+		}
+	}
+	b = append(b, ']')
+	if len(m.ReferenceTasks) > 0 {
+		b = append(b, `,"referenceTaskIds":[`...)
+		for i, id := range m.ReferenceTasks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, string(id))
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"role":`...)
+	b = appendString(b, string(role))
+	if m.TaskID != "" {
+		b = append(b, `,"taskId":`...)
+		b = appendString(b, string(m.TaskID))
+	}
+	return append(b, '}'), true
+}
+
+// legacyPart appends a text or object data part in its 0.3 form
+// (a2av0.FromV1Part: a text part loses its filename and media type).
+func (e *wireEncoder) legacyPart(b []byte, p *a2a.Part) ([]byte, bool) {
+	if p == nil {
+		return b, false
+	}
+	ok := true
+	switch c := p.Content.(type) {
+	case a2a.Text:
+		b = append(b, `{"kind":"text","text":`...)
+		b = appendString(b, string(c))
+	case a2a.Data:
+		m, isMap := c.Value.(map[string]any)
+		if !isMap {
+			return b, false // wrapped in {"value": …} by the conversion
+		}
+		b = append(b, `{"kind":"data","data":`...)
+		if b, ok = e.object(b, m); !ok {
+			return b, false
+		}
+	default:
+		return b, false
+	}
+	if len(p.Metadata) > 0 {
+		b = append(b, `,"metadata":`...)
+		if b, ok = e.object(b, p.Metadata); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+// fromV1Event is a2av0.FromV1Event, which panics on a nil part, with the
+// panic as an error: the stream fails with it instead of the server.
+func fromV1Event(ev a2a.Event) (compat a2alegacy.Event, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cannot convert %T to A2A 0.3: %v", ev, r)
+		}
+	}()
+	return a2av0.FromV1Event(ev)
 }

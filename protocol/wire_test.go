@@ -50,26 +50,43 @@ func wireCases() map[string]a2a.Event {
 
 // TestWireEncoderMatchesEncodingJSON: the SSE writer's encoder writes
 // every event byte for byte as encoding/json writes a2a.StreamResponse,
-// which is what a2a-go's transport sends.
+// which is what a2a-go's transport sends, and in A2A 0.3 as it writes
+// a2av0's conversion of the event.
 func TestWireEncoderMatchesEncodingJSON(t *testing.T) {
 	var e wireEncoder
 	for name, ev := range wireCases() {
 		t.Run(name, func(t *testing.T) {
 			want, wantErr := json.Marshal(a2a.StreamResponse{Event: ev})
 			got, err := e.streamResponse([]byte("prefix"), ev)
-			if (err != nil) != (wantErr != nil) {
-				t.Fatalf("error %v, encoding/json's %v", err, wantErr)
-			}
-			if err != nil {
-				return
-			}
-			if !bytes.Equal(got[len("prefix"):], want) || !bytes.HasPrefix(got, []byte("prefix")) {
-				t.Errorf("\n got: %s\nwant: prefix%s", got, want)
-			}
-			if len(e.keys) != 0 {
-				t.Errorf("scratch keys left behind: %q", e.keys)
-			}
+			compare(t, got, err, want, wantErr)
 		})
+		t.Run(name+"/v0.3", func(t *testing.T) {
+			var want []byte
+			compat, wantErr := fromV1Event(ev)
+			if wantErr == nil {
+				want, wantErr = json.Marshal(compat)
+			}
+			got, err := e.legacyEvent([]byte("prefix"), ev)
+			compare(t, got, err, want, wantErr)
+		})
+	}
+	if len(e.keys) != 0 {
+		t.Errorf("scratch keys left behind: %q", e.keys)
+	}
+}
+
+// compare checks an encoding appended to "prefix" against
+// encoding/json's.
+func compare(t *testing.T, got []byte, err error, want []byte, wantErr error) {
+	t.Helper()
+	if (err != nil) != (wantErr != nil) {
+		t.Fatalf("error %v, encoding/json's %v", err, wantErr)
+	}
+	if err != nil {
+		return
+	}
+	if !bytes.Equal(got[len("prefix"):], want) || !bytes.HasPrefix(got, []byte("prefix")) {
+		t.Errorf("\n got: %s\nwant: prefix%s", got, want)
 	}
 }
 
@@ -83,6 +100,9 @@ func TestWireEncoderFastPath(t *testing.T) {
 		ev := cases[name]
 		if allocs := testing.AllocsPerRun(50, func() { buf, _ = e.streamResponse(buf[:0], ev) }); allocs > 0 {
 			t.Errorf("%s: %.0f allocations per event, want 0", name, allocs)
+		}
+		if allocs := testing.AllocsPerRun(50, func() { buf, _ = e.legacyEvent(buf[:0], ev) }); allocs > 0 {
+			t.Errorf("%s in 0.3: %.0f allocations per event, want 0", name, allocs)
 		}
 	}
 }
