@@ -88,7 +88,10 @@ func (c *Content) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 	}
 	contents := make([]*genai.Content, 0, len(prefix)+len(req.Contents))
 	req.Contents = append(append(contents, prefix...), req.Contents...)
-	if g := c.cfg.Memory.Global; g != "" {
+	c.mu.Lock()
+	g := c.cfg.Memory.Global
+	c.mu.Unlock()
+	if g != "" {
 		if req.Config == nil {
 			req.Config = &genai.GenerateContentConfig{}
 		}
@@ -98,6 +101,19 @@ func (c *Content) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 		req.Config.SystemInstruction.Parts = append(req.Config.SystemInstruction.Parts, &genai.Part{Text: g})
 	}
 	return nil
+}
+
+// SetMemory replaces the context files' text, as after the user adds to
+// their memory: the global memory of every later request is m's. The
+// session context, which holds the project memory, is built again only
+// if that changed, so that requests keep starting with the same bytes.
+func (c *Content) SetMemory(m Memory) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m.Project != c.cfg.Memory.Project {
+		clear(c.sessions)
+	}
+	c.cfg.Memory = m
 }
 
 func (c *Content) sessionContext(ctx context.Context, sessionID string) *genai.Content {

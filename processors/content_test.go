@@ -2,6 +2,7 @@ package processors_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,59 @@ func TestContentProcessor(t *testing.T) {
 	if !strings.Contains(si[0], "core prompt") || si[len(si)-1] != "global rules" {
 		t.Errorf("system instruction = %q", si)
 	}
+}
+
+// TestContentSetMemory: new global memory reaches the next request's
+// system instruction and leaves the session context (the requests'
+// common prefix) as it was; new project memory rebuilds the session
+// context.
+func TestContentSetMemory(t *testing.T) {
+	ws := t.TempDir()
+	content := processors.NewContent(processors.ContentConfig{Roots: []string{ws}, Memory: processors.Memory{Global: "old global", Project: "old project"}})
+	rec := &recorder{}
+	s, err := runtime.New(t.Context(), runtime.Config{Model: "gemini-2.5-flash", Resolver: resolver{rec}, Instruction: "core prompt", Chain: processors.NewChain(content)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	send := func(text string) {
+		id, err := s.Send(t.Context(), runtime.TextMessage(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range s.Stream(t.Context(), id) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	instruction := func(i int) string {
+		parts := rec.calls()[i].cfg.SystemInstruction.Parts
+		return parts[len(parts)-1].Text
+	}
+	sessionContext := func(i int) string { return rec.calls()[i].contents[0].Parts[0].Text }
+	send("first")
+	write(t, filepath.Join(ws, "later.txt"), "x")
+	content.SetMemory(processors.Memory{Global: "new global", Project: "old project"})
+	send("second")
+	if instruction(1) != "new global" || sessionContext(1) != sessionContext(0) {
+		t.Errorf("after new global memory: instruction %q; session context changed: %v", instruction(1), sessionContext(1) != sessionContext(0))
+	}
+	content.SetMemory(processors.Memory{Global: "new global", Project: "new project"})
+	send("third")
+	if sc := sessionContext(2); !strings.Contains(sc, "new project") || strings.Contains(sc, "old project") || !strings.Contains(sc, "later.txt") {
+		t.Errorf("after new project memory, session context:\n%s", sc)
+	}
+	// Memory may change while a request is being built (-race checks).
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 200 {
+			content.SetMemory(processors.Memory{Global: fmt.Sprint("global ", i), Project: fmt.Sprint("project ", i%2)})
+		}
+	}()
+	send("fourth")
+	<-done
 }
 
 func TestContentWithoutListing(t *testing.T) {

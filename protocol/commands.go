@@ -232,7 +232,24 @@ func runMemoryAdd(ctx context.Context, s *Server, _ *convo, args string, out fun
 	if err != nil {
 		return err
 	}
-	out(fmt.Sprintf("Remembered %q in %s. New conversations read it; this one keeps the memory it started with.", args, file))
+	// The open conversations read it too, from their next request, as
+	// gemini-cli refreshes its memory after adding to it.
+	s.mu.Lock()
+	open := make([]*convo, 0, len(s.contexts))
+	for _, c := range s.contexts {
+		open = append(open, c)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, c := range open {
+		if err := c.sess.ReloadMemory(); err != nil {
+			errs = append(errs, fmt.Errorf("context %s: %w", c.id, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("remembered %q in %s, but not every open conversation could read it again: %w", args, file, err)
+	}
+	out(fmt.Sprintf("Remembered %q in %s; every conversation reads it from its next request.", args, file))
 	return nil
 }
 

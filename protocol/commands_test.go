@@ -3,7 +3,9 @@ package protocol_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +13,12 @@ import (
 	"testing"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
 // fakeMemory is a Memory in a map.
@@ -179,4 +183,104 @@ func TestDuplicateConfirmation(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.settings.Workspace, "b.txt")); err == nil {
 		t.Fatal("the cancelled write ran")
 	}
+}
+
+// fileMemory is a Memory in the user's global context file, as agentry
+// serve's, so that sessions read what it adds.
+type fileMemory struct{ path string }
+
+func (m fileMemory) Show(context.Context, string) (string, []string, error) {
+	b, err := os.ReadFile(m.path)
+	return string(b), []string{m.path}, err
+}
+
+func (m fileMemory) Add(_ context.Context, fact string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(m.path), 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(m.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	_, err = fmt.Fprintf(f, "- %s\n", fact)
+	return m.path, err
+}
+
+// instructionRecorder is a model that answers "OK." and records each
+// request's system instruction.
+type instructionRecorder struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *instructionRecorder) Resolve(_ context.Context, name string) (llm.Target, error) {
+	ref, err := llm.ParseModel("gemini-2.5-flash")
+	return llm.Target{Ref: ref, Backend: r}, err
+}
+
+func (r *instructionRecorder) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return nil, errors.New("streaming only")
+}
+
+func (r *instructionRecorder) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
+	return &genai.CountTokensResponse{TotalTokens: 10}, nil
+}
+
+func (r *instructionRecorder) GenerateContentStream(_ context.Context, _ string, _ []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	var b strings.Builder
+	if cfg != nil && cfg.SystemInstruction != nil {
+		for _, p := range cfg.SystemInstruction.Parts {
+			b.WriteString(p.Text)
+		}
+	}
+	r.mu.Lock()
+	r.seen = append(r.seen, b.String())
+	r.mu.Unlock()
+	return func(yield func(*genai.GenerateContentResponse, error) bool) {
+		c := &genai.Candidate{Content: genai.NewContentFromText("OK.", genai.RoleModel), FinishReason: genai.FinishReasonStop}
+		yield(&genai.GenerateContentResponse{Candidates: []*genai.Candidate{c}}, nil)
+	}
+}
+
+// TestMemoryAddReachesOpenConversations: /memory add writes the global
+// memory file and the conversations already open read it from their next
+// request, as gemini-cli refreshes its memory.
+func TestMemoryAddReachesOpenConversations(t *testing.T) {
+	var mem fileMemory
+	h := newHarness(t, nil, func(c *protocol.Config, s *config.Settings) {
+		mem.path = filepath.Join(s.Home, "AGENTRY.md")
+		c.Memory = mem
+	})
+	rec := &instructionRecorder{}
+	h.resolver = rec
+	c := h.client("jsonrpc")
+	first := collect(t, c, userMessage("hello", ""))
+	ctxID := first[0].(*a2a.Task).ContextID
+
+	if first, _, text := h.execute([]string{"memory", "add"}, "the deploy key is in vault/prod", ""); first.Status != devtool.CommandStarted || !strings.Contains(text, "next request") {
+		t.Fatalf("memory add: %+v %q", first, text)
+	}
+	m := userMessage("and now?", "")
+	m.ContextID = ctxID
+	collect(t, c, m)
+
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.seen) != 2 {
+		t.Fatalf("%d model requests, want 2", len(rec.seen))
+	}
+	if strings.Contains(rec.seen[0], "vault/prod") {
+		t.Fatal("the fact was in the instruction before it was added")
+	}
+	if !strings.Contains(rec.seen[1], "the deploy key is in vault/prod") {
+		t.Errorf("the open conversation's next request does not carry the new memory; its instruction ends %q", tail(rec.seen[1], 200))
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

@@ -133,12 +133,13 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	memory, err := processors.LoadMemory(processors.MemoryConfig{
+	memoryConfig := processors.MemoryConfig{
 		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
 		Roots:      ws.Roots(),
 		FileNames:  s.Context.FileName,
 		Trusted:    s.Trusted,
-	})
+	}
+	memory, err := processors.LoadMemory(memoryConfig)
 	if err != nil {
 		set.Close()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
@@ -326,6 +327,14 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Transcript: &TranscriptConfig{
 			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
 			Kind: transcriptKind,
+		},
+		ReloadMemory: func() error {
+			m, err := processors.LoadMemory(memoryConfig)
+			if err != nil {
+				return fmt.Errorf("reload memory: %w", err)
+			}
+			content.SetMemory(m)
+			return nil
 		},
 		Tools:          sessionTools,
 		Policy:         policy,

@@ -66,6 +66,10 @@ type Config struct {
 	// Transcript, when set, records the conversation in gemini-cli's
 	// ConversationRecord shape.
 	Transcript *TranscriptConfig
+	// ReloadMemory, when set, reads the context files again for the
+	// session's later requests (Session.ReloadMemory); FromSettings sets
+	// it.
+	ReloadMemory func() error
 	// Telemetry, when set, records spans and metrics of runs, model calls
 	// and tool calls. The session does not shut it down: it may serve
 	// several sessions.
@@ -124,6 +128,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		workspace: cfg.Workspace, maxTurns: cfg.MaxTurns, resolver: cfg.Resolver,
 		sessionSource: or(cfg.SessionSource, "startup"),
 		now:           cfg.Now, newID: cfg.NewID, closers: cfg.OnClose, tools: map[string]tools.Tool{},
+		reloadMemory: cfg.ReloadMemory,
 	}
 	if sc.now == nil {
 		sc.now = defaultNow

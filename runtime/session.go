@@ -211,6 +211,17 @@ func (s *Session) Close() error {
 	return errors.Join(errs...)
 }
 
+// ReloadMemory reads the context files (the memory) again: the
+// session's later requests carry what they hold now, as after
+// gemini-cli's /memory refresh. A session not built from settings has no
+// files to read, and nothing happens.
+func (s *Session) ReloadMemory() error {
+	if s.cfg.reloadMemory == nil {
+		return nil
+	}
+	return s.cfg.reloadMemory()
+}
+
 // Events implements AgentProtocol: every event so far, except that the
 // text deltas of an ended stream are merged, each run of them being one
 // event with the run's first delta's id and the run's whole text (see
@@ -514,6 +525,7 @@ func userDisplay(st *stream) []ContentPart {
 
 // sessionConfig is the resolved configuration of a Session.
 type sessionConfig struct {
+	reloadMemory                          func() error
 	appName, agentName, userID, sessionID string
 	workspace                             string
 	sessionSource                         string // SessionStart's source: startup or resume
