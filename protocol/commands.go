@@ -159,7 +159,16 @@ func (s *Server) commandExecute(w http.ResponseWriter, r *http.Request, env rpcE
 		}
 		s.mu.Lock()
 		c = s.contexts[req.ContextID]
+		_, closed := s.idleClosed[req.ContextID]
 		s.mu.Unlock()
+		if c == nil && closed {
+			// Closed for idleness: reopened from the session store.
+			var err error
+			if c, err = s.convo(s.ctx, req.ContextID, ""); err != nil {
+				failed(fmt.Sprintf("context %s cannot be reopened: %v", req.ContextID, err))
+				return
+			}
+		}
 		if c == nil {
 			failed(fmt.Sprintf("context %s has no session on this server; send it a message first", req.ContextID))
 			return

@@ -318,3 +318,51 @@ func TestIdleContextsClose(t *testing.T) {
 		t.Fatalf("stored history %q", texts)
 	}
 }
+
+// TestIdleContextReopensInItsWorkspace: a context that worked in a
+// workspace of its own is reopened there after closing for idleness, by
+// its next message (which need not name the workspace again) and by a
+// command; naming another workspace is refused.
+func TestIdleContextReopensInItsWorkspace(t *testing.T) {
+	var h *harness
+	h = newHarness(t, []string{
+		textTurn("First."),
+		callTurn("", "write_file", map[string]any{"file_path": "marker.txt", "content": "here\n"}),
+		textTurn("Second."),
+	}, yolo, func(c *protocol.Config, s *config.Settings) {
+		c.IdleTimeout = 30 * time.Millisecond
+	})
+	st, err := sessions.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	h.store = st
+	h.resolver = runtime.NewResolver(h.settings, nil, nil)
+	sub := filepath.Join(h.settings.Workspace, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	first := collect(t, h.client("jsonrpc"), userMessage("one", sub))
+	contextID := first[0].(*a2a.Task).ContextID
+
+	time.Sleep(200 * time.Millisecond) // closed for idleness
+	if first, _, text := h.execute([]string{"tools", "list"}, "", contextID); first.Status != devtool.CommandStarted || !strings.Contains(text, "write_file") {
+		t.Fatalf("tools list on the closed context: %+v %q", first, text)
+	}
+
+	time.Sleep(200 * time.Millisecond)
+	m := userMessage("two", h.settings.Workspace)
+	m.ContextID = contextID
+	if _, err := h.client("jsonrpc").SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m}); err == nil || !strings.Contains(err.Error(), "cannot change its workspace") {
+		t.Fatalf("another workspace for the closed context: %v", err)
+	}
+	m = userMessage("two", "")
+	m.ContextID = contextID
+	if got := describe(collect(t, h.client("jsonrpc"), m)); !strings.HasSuffix(got, "STATE_CHANGE:completed") {
+		t.Fatalf("after the idle close: %s", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(sub, "marker.txt")); err != nil || string(b) != "here\n" {
+		t.Fatalf("the reopened context did not work in %s: %q %v", sub, b, err)
+	}
+}

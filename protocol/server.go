@@ -148,6 +148,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	contexts map[string]*convo
+	// idleClosed remembers the workspace of each context closed for
+	// idleness, so that its next message or command reopens it there.
+	idleClosed map[string]string
 	live     map[a2a.TaskID]*liveTask
 	closed   bool
 }
@@ -179,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger, now: cfg.Now,
 		slots:    &slots{max: cfg.MaxTasks},
-		contexts: map[string]*convo{}, live: map[a2a.TaskID]*liveTask{},
+		contexts: map[string]*convo{}, idleClosed: map[string]string{}, live: map[a2a.TaskID]*liveTask{},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -273,6 +276,14 @@ func (s *Server) convo(ctx context.Context, id, workspace string) (*convo, error
 		}
 		return c, nil
 	}
+	if was, ok := s.idleClosed[id]; ok {
+		// Closed for idleness: it reopens where it worked.
+		if workspace != "" && was != dir {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("context %s works in %s; a context cannot change its workspace (start a new context for %s)", id, was, dir)
+		}
+		dir = was
+	}
 	s.mu.Unlock()
 
 	c := &convo{s: s, id: id, workspace: dir, tasks: map[string]*liveTask{}, orphans: map[string][]item{}}
@@ -295,6 +306,7 @@ func (s *Server) convo(ctx context.Context, id, workspace string) (*convo, error
 		return other, nil
 	}
 	s.contexts[id] = c
+	delete(s.idleClosed, id)
 	return c, nil
 }
 
@@ -314,6 +326,7 @@ func (s *Server) evictIdle(timeout time.Duration) {
 			for _, c := range s.contexts {
 				if c.evictIfIdle(now, timeout) {
 					idle = append(idle, c)
+					s.idleClosed[c.id] = c.workspace
 				}
 			}
 			s.mu.Unlock()
