@@ -151,8 +151,8 @@ type Server struct {
 	// idleClosed remembers the workspace of each context closed for
 	// idleness, so that its next message or command reopens it there.
 	idleClosed map[string]string
-	live     map[a2a.TaskID]*liveTask
-	closed   bool
+	live       map[a2a.TaskID]*liveTask
+	closed     bool
 }
 
 // New returns a Server for cfg.
