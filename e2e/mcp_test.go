@@ -17,12 +17,7 @@ import (
 // child process), and after the run neither the server nor its child is
 // left running.
 func TestMCPServerFromSettings(t *testing.T) {
-	server := filepath.Join(t.TempDir(), "mcpserver")
-	build := exec.Command("go", "build", "-o", server, "./mcptools/testdata/server")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the MCP test server: %v\n%s", err, out)
-	}
+	server := buildMCPServer(t)
 	e := newEnv(t)
 	settings, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"test": map[string]any{"command": server, "trust": true},
@@ -77,4 +72,16 @@ func TestMCPServerFromSettings(t *testing.T) {
 	if !strings.Contains(r.stderr, "MCP servers are not connected in an untrusted workspace") {
 		t.Errorf("no warning about the untrusted workspace; stderr:\n%s", r.stderr)
 	}
+}
+
+// buildMCPServer builds mcptools' stdio test server and returns its path.
+func buildMCPServer(t *testing.T) string {
+	t.Helper()
+	server := filepath.Join(t.TempDir(), "mcpserver")
+	build := exec.Command("go", "build", "-o", server, "./mcptools/testdata/server")
+	build.Dir = repoRoot
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the MCP test server: %v\n%s", err, out)
+	}
+	return server
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -17,12 +16,7 @@ import (
 // content, and the streaming client gets it as the ToolCall's
 // structured_data on the call's SUCCEEDED update.
 func TestServeMCPStructuredOutput(t *testing.T) {
-	server := filepath.Join(t.TempDir(), "mcpserver")
-	build := exec.Command("go", "build", "-o", server, "./mcptools/testdata/server")
-	build.Dir = repoRoot
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the MCP test server: %v\n%s", err, out)
-	}
+	server := buildMCPServer(t)
 	const token = "e2e-mcp-token-0123456789abcdef"
 	e := newEnv(t)
 	e.set("AGENTRY_A2A_TOKEN=" + token)

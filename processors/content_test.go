@@ -49,17 +49,7 @@ func TestContentProcessor(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	send := func(text string) {
-		id, err := s.Send(t.Context(), runtime.TextMessage(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, err := range s.Stream(t.Context(), id) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	send := func(text string) { sendAll(t, s, text) }
 	send("first")
 	// A file created later does not change the session context: it is
 	// computed once per session.
@@ -112,17 +102,7 @@ func TestContentSetMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	send := func(text string) {
-		id, err := s.Send(t.Context(), runtime.TextMessage(text))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, err := range s.Stream(t.Context(), id) {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	send := func(text string) { sendAll(t, s, text) }
 	instruction := func(i int) string {
 		parts := rec.calls()[i].cfg.SystemInstruction.Parts
 		return parts[len(parts)-1].Text
@@ -261,5 +241,19 @@ func TestLoadMemory(t *testing.T) {
 	m, err = processors.LoadMemory(processors.MemoryConfig{Roots: []string{lone}, FileNames: []string{"AGENTRY.md"}, Trusted: true})
 	if err != nil || m.Project != block(filepath.Join(lone, "AGENTRY.md"), "lone") {
 		t.Errorf("no git root: %q, %v", m.Project, err)
+	}
+}
+
+// sendAll sends text to s and reads its stream to the end.
+func sendAll(t *testing.T, s *runtime.Session, text string) {
+	t.Helper()
+	id, err := s.Send(t.Context(), runtime.TextMessage(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range s.Stream(t.Context(), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -117,10 +117,10 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 	default:
 		return false
 	}
-	var enc wireEncoder
-	encode, errs, errMethod := enc.streamResponse, h.errs, "GetTask"
+	enc := wireEncoder{legacy: legacy}
+	errs, errMethod := h.errs, "GetTask"
 	if legacy {
-		encode, errs, errMethod = enc.legacyEvent, h.errs0, "tasks/get"
+		errs, errMethod = h.errs0, "tasks/get"
 	}
 
 	hdr := w.Header()
@@ -143,7 +143,7 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 			buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 			buf = append(buf, idJSON...)
 			buf = append(buf, `,"result":`...)
-			if buf, err = encode(buf, ev); err == nil {
+			if buf, err = enc.event(buf, ev); err == nil {
 				buf = append(buf, '}')
 				if check := h.s.wireCheck; check != nil {
 					check(buf[mark:], ev, legacy)

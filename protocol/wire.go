@@ -14,30 +14,49 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
-// wireEncoder writes A2A 1.0 stream responses as JSON, byte for byte what
-// encoding/json makes of a2a.StreamResponse, without reflection for the
-// events a session streams most: status updates whose message holds text
-// or data parts and whose metadata is plain JSON values. Anything else
-// goes through encoding/json. encoding/json re-encodes and re-compacts
-// each nested MarshalJSON of a2a-go's types, which made it a sixth of
-// the server's CPU with 200 streams of text deltas.
+// wireEncoder writes stream responses as JSON, byte for byte what
+// encoding/json makes of a2a.StreamResponse (A2A 1.0) or, with legacy
+// set, of a2av0's conversion of the event to a2a-go's A2A 0.3 types,
+// without reflection for the events a session streams most: status
+// updates whose message holds text or data parts and whose metadata is
+// plain JSON values. Anything else goes through encoding/json.
+// encoding/json re-encodes and re-compacts each nested MarshalJSON of
+// a2a-go's types, which made it a sixth of the server's CPU with 200
+// streams of text deltas.
 //
 // A wireEncoder is used by one goroutine; its scratch space is reused.
 type wireEncoder struct {
-	keys []string
+	// legacy selects the A2A 0.3 form: a "kind" first in every object,
+	// lower-case states and roles, final on status updates, parts never
+	// null, text parts without file name or media type.
+	legacy bool
+	keys   []string
 }
 
-// streamResponse appends the JSON of a2a.StreamResponse{Event: ev}.
-func (e *wireEncoder) streamResponse(b []byte, ev a2a.Event) ([]byte, error) {
+// event appends the JSON of the stream response carrying ev.
+func (e *wireEncoder) event(b []byte, ev a2a.Event) ([]byte, error) {
 	if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && u != nil {
 		mark := len(b)
-		b = append(b, `{"statusUpdate":`...)
+		if !e.legacy {
+			b = append(b, `{"statusUpdate":`...)
+		}
 		if out, ok := e.statusUpdate(b, u); ok {
-			return append(out, '}'), nil
+			if !e.legacy {
+				out = append(out, '}')
+			}
+			return out, nil
 		}
 		b = b[:mark]
 	}
-	raw, err := json.Marshal(a2a.StreamResponse{Event: ev})
+	var v any = a2a.StreamResponse{Event: ev}
+	if e.legacy {
+		compat, err := fromV1Event(ev)
+		if err != nil {
+			return b, err
+		}
+		v = compat
+	}
+	raw, err := json.Marshal(v)
 	if err != nil {
 		return b, err
 	}
@@ -47,8 +66,17 @@ func (e *wireEncoder) streamResponse(b []byte, ev a2a.Event) ([]byte, error) {
 // statusUpdate appends a TaskStatusUpdateEvent in its struct field order;
 // it reports false for content it leaves to encoding/json.
 func (e *wireEncoder) statusUpdate(b []byte, u *a2a.TaskStatusUpdateEvent) ([]byte, bool) {
-	b = append(b, `{"contextId":`...)
-	b = appendString(b, u.ContextID)
+	state := u.Status.State.String()
+	if e.legacy {
+		state = string(a2av0.FromV1TaskState(u.Status.State))
+		b = append(b, `{"kind":"status-update","contextId":`...)
+		b = appendString(b, u.ContextID)
+		b = append(b, `,"final":`...)
+		b = strconv.AppendBool(b, u.Status.State.Terminal() || u.Status.State == a2a.TaskStateInputRequired)
+	} else {
+		b = append(b, `{"contextId":`...)
+		b = appendString(b, u.ContextID)
+	}
 	b = append(b, `,"status":{`...)
 	if m := u.Status.Message; m != nil {
 		b = append(b, `"message":`...)
@@ -59,7 +87,7 @@ func (e *wireEncoder) statusUpdate(b []byte, u *a2a.TaskStatusUpdateEvent) ([]by
 		b = append(b, ',')
 	}
 	b = append(b, `"state":`...)
-	b = appendString(b, u.Status.State.String())
+	b = appendString(b, state)
 	if ts := u.Status.Timestamp; ts != nil {
 		if y := ts.Year(); y < 0 || y > 9999 {
 			return b, false // time.Time.MarshalJSON's error case
@@ -82,22 +110,29 @@ func (e *wireEncoder) statusUpdate(b []byte, u *a2a.TaskStatusUpdateEvent) ([]by
 
 // message appends an a2a.Message in its struct field order.
 func (e *wireEncoder) message(b []byte, m *a2a.Message) ([]byte, bool) {
+	role := m.Role.String()
+	if e.legacy {
+		switch m.Role {
+		case a2a.MessageRoleAgent:
+			role = string(a2alegacy.MessageRoleAgent)
+		case a2a.MessageRoleUser:
+			role = string(a2alegacy.MessageRoleUser)
+		default:
+			return b, false
+		}
+		b = append(b, `{"kind":"message","messageId":`...)
+	} else {
+		b = append(b, `{"messageId":`...)
+	}
 	ok := true
-	b = append(b, `{"messageId":`...)
 	b = appendString(b, m.ID)
 	if m.ContextID != "" {
 		b = append(b, `,"contextId":`...)
 		b = appendString(b, m.ContextID)
 	}
 	if len(m.Extensions) > 0 {
-		b = append(b, `,"extensions":[`...)
-		for i, x := range m.Extensions {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, x)
-		}
-		b = append(b, ']')
+		b = append(b, `,"extensions":`...)
+		b, _ = e.value(b, m.Extensions)
 	}
 	if len(m.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
@@ -106,7 +141,7 @@ func (e *wireEncoder) message(b []byte, m *a2a.Message) ([]byte, bool) {
 		}
 	}
 	b = append(b, `,"parts":`...)
-	if m.Parts == nil {
+	if m.Parts == nil && !e.legacy { // 0.3 parts are never null
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
@@ -131,7 +166,7 @@ func (e *wireEncoder) message(b []byte, m *a2a.Message) ([]byte, bool) {
 		b = append(b, ']')
 	}
 	b = append(b, `,"role":`...)
-	b = appendString(b, m.Role.String())
+	b = appendString(b, role)
 	if m.TaskID != "" {
 		b = append(b, `,"taskId":`...)
 		b = appendString(b, string(m.TaskID))
@@ -139,17 +174,37 @@ func (e *wireEncoder) message(b []byte, m *a2a.Message) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-// part appends a text or data part as a2a.Part.MarshalJSON flattens it.
+// part appends a text or data part as a2a.Part.MarshalJSON flattens it,
+// or as a2av0.FromV1Part converts it (a text part loses its file name and
+// media type; data must be an object).
 func (e *wireEncoder) part(b []byte, p *a2a.Part) ([]byte, bool) {
 	if p == nil {
+		if e.legacy {
+			return b, false // a2av0 cannot convert it
+		}
 		return append(b, "null"...), true
 	}
 	ok := true
 	switch c := p.Content.(type) {
 	case a2a.Text:
-		b = append(b, `{"text":`...)
+		if e.legacy {
+			b = append(b, `{"kind":"text","text":`...)
+		} else {
+			b = append(b, `{"text":`...)
+		}
 		b = appendString(b, string(c))
 	case a2a.Data:
+		if e.legacy {
+			m, isMap := c.Value.(map[string]any)
+			if !isMap {
+				return b, false // wrapped in {"value": …} by the conversion
+			}
+			b = append(b, `{"kind":"data","data":`...)
+			if b, ok = e.object(b, m); !ok {
+				return b, false
+			}
+			break
+		}
 		b = append(b, `{"data":`...)
 		if b, ok = e.value(b, c.Value); !ok {
 			return b, false
@@ -157,13 +212,15 @@ func (e *wireEncoder) part(b []byte, p *a2a.Part) ([]byte, bool) {
 	default:
 		return b, false // raw bytes, URLs: rare, left to encoding/json
 	}
-	if p.Filename != "" {
-		b = append(b, `,"filename":`...)
-		b = appendString(b, p.Filename)
-	}
-	if p.MediaType != "" {
-		b = append(b, `,"mediaType":`...)
-		b = appendString(b, p.MediaType)
+	if !e.legacy {
+		if p.Filename != "" {
+			b = append(b, `,"filename":`...)
+			b = appendString(b, p.Filename)
+		}
+		if p.MediaType != "" {
+			b = append(b, `,"mediaType":`...)
+			b = appendString(b, p.MediaType)
+		}
 	}
 	if len(p.Metadata) > 0 {
 		b = append(b, `,"metadata":`...)
@@ -323,158 +380,6 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// legacyEvent appends the JSON of a2av0.FromV1Event(ev): the A2A 0.3
-// form the gemini-cli generation of clients reads, byte for byte what
-// encoding/json makes of a2a-go's legacy types.
-func (e *wireEncoder) legacyEvent(b []byte, ev a2a.Event) ([]byte, error) {
-	if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && u != nil {
-		mark := len(b)
-		if out, ok := e.legacyStatusUpdate(b, u); ok {
-			return out, nil
-		}
-		b = b[:mark]
-	}
-	compat, err := fromV1Event(ev)
-	if err != nil {
-		return b, err
-	}
-	raw, err := json.Marshal(compat)
-	if err != nil {
-		return b, err
-	}
-	return append(b, raw...), nil
-}
-
-// legacyStatusUpdate appends a 0.3 status-update: its kind first, then
-// the legacy struct's fields in order, final set for the states that end
-// an execution.
-func (e *wireEncoder) legacyStatusUpdate(b []byte, u *a2a.TaskStatusUpdateEvent) ([]byte, bool) {
-	b = append(b, `{"kind":"status-update","contextId":`...)
-	b = appendString(b, u.ContextID)
-	b = append(b, `,"final":`...)
-	b = strconv.AppendBool(b, u.Status.State.Terminal() || u.Status.State == a2a.TaskStateInputRequired)
-	b = append(b, `,"status":{`...)
-	if m := u.Status.Message; m != nil {
-		b = append(b, `"message":`...)
-		var ok bool
-		if b, ok = e.legacyMessage(b, m); !ok {
-			return b, false
-		}
-		b = append(b, ',')
-	}
-	b = append(b, `"state":`...)
-	b = appendString(b, string(a2av0.FromV1TaskState(u.Status.State)))
-	if ts := u.Status.Timestamp; ts != nil {
-		if y := ts.Year(); y < 0 || y > 9999 {
-			return b, false
-		}
-		b = append(b, `,"timestamp":"`...)
-		b = ts.AppendFormat(b, time.RFC3339Nano)
-		b = append(b, '"')
-	}
-	b = append(b, `},"taskId":`...)
-	b = appendString(b, string(u.TaskID))
-	if len(u.Metadata) > 0 {
-		b = append(b, `,"metadata":`...)
-		var ok bool
-		if b, ok = e.object(b, u.Metadata); !ok {
-			return b, false
-		}
-	}
-	return append(b, '}'), true
-}
-
-// legacyMessage appends a 0.3 message.
-func (e *wireEncoder) legacyMessage(b []byte, m *a2a.Message) ([]byte, bool) {
-	var role a2alegacy.MessageRole
-	switch m.Role {
-	case a2a.MessageRoleAgent:
-		role = a2alegacy.MessageRoleAgent
-	case a2a.MessageRoleUser:
-		role = a2alegacy.MessageRoleUser
-	default:
-		return b, false
-	}
-	ok := true
-	b = append(b, `{"kind":"message","messageId":`...)
-	b = appendString(b, m.ID)
-	if m.ContextID != "" {
-		b = append(b, `,"contextId":`...)
-		b = appendString(b, m.ContextID)
-	}
-	if len(m.Extensions) > 0 {
-		b = append(b, `,"extensions":`...)
-		if b, ok = e.value(b, m.Extensions); !ok {
-			return b, false
-		}
-	}
-	if len(m.Metadata) > 0 {
-		b = append(b, `,"metadata":`...)
-		if b, ok = e.object(b, m.Metadata); !ok {
-			return b, false
-		}
-	}
-	b = append(b, `,"parts":[`...) // legacy parts are never null
-	for i, p := range m.Parts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if b, ok = e.legacyPart(b, p); !ok {
-			return b, false
-		}
-	}
-	b = append(b, ']')
-	if len(m.ReferenceTasks) > 0 {
-		b = append(b, `,"referenceTaskIds":[`...)
-		for i, id := range m.ReferenceTasks {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, string(id))
-		}
-		b = append(b, ']')
-	}
-	b = append(b, `,"role":`...)
-	b = appendString(b, string(role))
-	if m.TaskID != "" {
-		b = append(b, `,"taskId":`...)
-		b = appendString(b, string(m.TaskID))
-	}
-	return append(b, '}'), true
-}
-
-// legacyPart appends a text or object data part in its 0.3 form
-// (a2av0.FromV1Part: a text part loses its filename and media type).
-func (e *wireEncoder) legacyPart(b []byte, p *a2a.Part) ([]byte, bool) {
-	if p == nil {
-		return b, false
-	}
-	ok := true
-	switch c := p.Content.(type) {
-	case a2a.Text:
-		b = append(b, `{"kind":"text","text":`...)
-		b = appendString(b, string(c))
-	case a2a.Data:
-		m, isMap := c.Value.(map[string]any)
-		if !isMap {
-			return b, false // wrapped in {"value": …} by the conversion
-		}
-		b = append(b, `{"kind":"data","data":`...)
-		if b, ok = e.object(b, m); !ok {
-			return b, false
-		}
-	default:
-		return b, false
-	}
-	if len(p.Metadata) > 0 {
-		b = append(b, `,"metadata":`...)
-		if b, ok = e.object(b, p.Metadata); !ok {
-			return b, false
-		}
-	}
-	return append(b, '}'), true
 }
 
 // fromV1Event is a2av0.FromV1Event, which panics on a nil part, with the

@@ -54,10 +54,11 @@ func wireCases() map[string]a2a.Event {
 // a2av0's conversion of the event.
 func TestWireEncoderMatchesEncodingJSON(t *testing.T) {
 	var e wireEncoder
+	legacy := wireEncoder{legacy: true}
 	for name, ev := range wireCases() {
 		t.Run(name, func(t *testing.T) {
 			want, wantErr := json.Marshal(a2a.StreamResponse{Event: ev})
-			got, err := e.streamResponse([]byte("prefix"), ev)
+			got, err := e.event([]byte("prefix"), ev)
 			compare(t, got, err, want, wantErr)
 		})
 		t.Run(name+"/v0.3", func(t *testing.T) {
@@ -66,12 +67,12 @@ func TestWireEncoderMatchesEncodingJSON(t *testing.T) {
 			if wantErr == nil {
 				want, wantErr = json.Marshal(compat)
 			}
-			got, err := e.legacyEvent([]byte("prefix"), ev)
+			got, err := legacy.event([]byte("prefix"), ev)
 			compare(t, got, err, want, wantErr)
 		})
 	}
-	if len(e.keys) != 0 {
-		t.Errorf("scratch keys left behind: %q", e.keys)
+	if len(e.keys)+len(legacy.keys) != 0 {
+		t.Errorf("scratch keys left behind: %q %q", e.keys, legacy.keys)
 	}
 }
 
@@ -94,14 +95,14 @@ func compare(t *testing.T, got []byte, err error, want []byte, wantErr error) {
 // through encoding/json (which would allocate its output).
 func TestWireEncoderFastPath(t *testing.T) {
 	cases := wireCases()
-	var e wireEncoder
+	e, legacy := wireEncoder{}, wireEncoder{legacy: true}
 	buf := make([]byte, 0, 4096)
 	for _, name := range []string{"text", "tool call", "state change"} {
 		ev := cases[name]
-		if allocs := testing.AllocsPerRun(50, func() { buf, _ = e.streamResponse(buf[:0], ev) }); allocs > 0 {
+		if allocs := testing.AllocsPerRun(50, func() { buf, _ = e.event(buf[:0], ev) }); allocs > 0 {
 			t.Errorf("%s: %.0f allocations per event, want 0", name, allocs)
 		}
-		if allocs := testing.AllocsPerRun(50, func() { buf, _ = e.legacyEvent(buf[:0], ev) }); allocs > 0 {
+		if allocs := testing.AllocsPerRun(50, func() { buf, _ = legacy.event(buf[:0], ev) }); allocs > 0 {
 			t.Errorf("%s in 0.3: %.0f allocations per event, want 0", name, allocs)
 		}
 	}
@@ -146,7 +147,7 @@ func BenchmarkWireEncoder(b *testing.B) {
 		buf := make([]byte, 0, 4096)
 		b.ReportAllocs()
 		for b.Loop() {
-			buf, _ = e.streamResponse(buf[:0], ev)
+			buf, _ = e.event(buf[:0], ev)
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
