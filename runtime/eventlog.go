@@ -17,9 +17,11 @@ import (
 // per-stream replay for Stream.
 //
 // A streamed answer emits an event per text delta, and a session keeps its
-// log for as long as it lives, so when a stream ends the log merges each
-// of its runs of text deltas into one event (see mergeRunsLocked): a
-// live stream is logged exactly as emitted, an ended one compactly.
+// log for as long as it lives, so once a stream has ended the log merges
+// each of its runs of text deltas into one event (see mergeRunsLocked): a
+// live stream is logged exactly as emitted, an ended one compactly. The
+// merge waits for the stream's replay when nobody followed the stream
+// live — the caller of Send is about to call Stream — see emit.
 type eventLog struct {
 	now func() time.Time
 	// emitMu serialises emission; subscribers are called with it held and
@@ -31,6 +33,11 @@ type eventLog struct {
 	subs    map[uint64]func(Event)
 	subList []func(Event) // subs as a slice, replaced (never mutated) on change
 	nextSub uint64
+	// watchers counts the Subscribe subscribers (Stream consumers are
+	// counted per stream, in streamLog.attached).
+	watchers int
+	// deferred holds ended streams whose runs wait to be merged.
+	deferred []*streamLog
 }
 
 // streamLog is one stream's part of the log: its events' positions in
@@ -44,6 +51,10 @@ type streamLog struct {
 	// stream's agent_end merges its runs from there.
 	runs    bool
 	runFrom int
+	// attached counts the Stream consumers following the stream.
+	attached int
+	// pending: the stream ended with runs that wait for its replay.
+	pending bool
 }
 
 // newEventLog returns an empty log whose events are stamped with now.
@@ -55,7 +66,20 @@ func newEventLog(now func() time.Time) *eventLog {
 func (l *eventLog) open(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// A new stream supersedes the ended ones still waiting for a replay.
+	for _, st := range l.deferred {
+		l.settleLocked(st)
+	}
+	l.deferred = l.deferred[:0]
 	l.streams[id] = &streamLog{}
+}
+
+// settleLocked merges a stream's pending runs; l.mu is held for writing.
+func (l *eventLog) settleLocked(st *streamLog) {
+	if st.pending {
+		st.pending = false
+		l.mergeRunsLocked(st)
+	}
 }
 
 // emit assigns ev its id and timestamp, appends it to the log and hands
@@ -76,10 +100,16 @@ func (l *eventLog) emit(streamID string, ev Event) Event {
 	st.counter++
 	ev.Timestamp = l.now()
 	switch {
-	case ev.Type == EventAgentEnd && st.runs:
-		// The stream is over: no Stream consumer can attach to it mid-way
-		// any more, so its deltas are merged now.
+	case ev.Type == EventAgentEnd && st.runs && (l.watchers > 0 || st.attached > 0):
+		// The stream is over and was followed live: no Stream consumer
+		// can attach to it mid-way any more, so its deltas are merged now.
 		l.mergeRunsLocked(st)
+	case ev.Type == EventAgentEnd && st.runs:
+		// Nobody followed it: the caller of Send has yet to call Stream,
+		// which replays every delta before the merge (a model can answer
+		// before its caller gets there).
+		st.pending = true
+		l.deferred = append(l.deferred, st)
 	case !st.runs && len(st.at) > 0 && continuesRun(l.events.at(int(st.at[len(st.at)-1])), &ev):
 		st.runs, st.runFrom = true, len(st.at)-1
 	}
@@ -261,8 +291,17 @@ func (l *eventLog) all() []Event {
 func (l *eventLog) subscribe(fn func(Event)) func() {
 	l.mu.Lock()
 	id := l.addSubLocked(fn)
+	l.watchers++
 	l.mu.Unlock()
-	return func() { l.removeSub(id) }
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.removeSub(id)
+			l.mu.Lock()
+			l.watchers--
+			l.mu.Unlock()
+		})
+	}
 }
 
 // addSubLocked registers fn; l.mu must be held.
@@ -311,8 +350,19 @@ func (l *eventLog) stream(ctx context.Context, streamID string) iter.Seq2[Event,
 				q.push(ev)
 			}
 		})
+		st.attached++
 		l.mu.Unlock()
-		defer l.removeSub(id)
+		defer func() {
+			l.removeSub(id)
+			l.mu.Lock()
+			st.attached--
+			// Replayed: an ended stream's deltas can be merged now.
+			if st.pending {
+				l.settleLocked(st)
+				l.deferred = slices.DeleteFunc(l.deferred, func(o *streamLog) bool { return o == st })
+			}
+			l.mu.Unlock()
+		}()
 		var spare []Event
 		for {
 			items := q.take(spare)

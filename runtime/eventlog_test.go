@@ -267,6 +267,7 @@ func TestEventLogMergesTextDeltas(t *testing.T) {
 // gives back the storage blocks they took.
 func TestEventLogMergeFreesBlocks(t *testing.T) {
 	l := newEventLog(time.Now)
+	defer l.subscribe(func(Event) {})() // followed live: merged at the end
 	l.open("s")
 	l.emit("s", Event{Type: EventAgentStart})
 	for range 3000 {
@@ -360,5 +361,61 @@ func TestSessionKeepsStreamedAnswerMerged(t *testing.T) {
 	}
 	if n, text, _ := answer(late); n != 1 || text != want.String() || last(late).Type != EventAgentEnd {
 		t.Errorf("a late Stream replays %d agent messages, text %q", n, text)
+	}
+}
+
+// TestEventLogMergeWaitsForReplay: a stream nobody followed live (its
+// caller has yet to call Stream: the model answered first) keeps every
+// delta until a Stream consumer has replayed it, or until the next stream
+// starts; then its deltas are merged.
+func TestEventLogMergeWaitsForReplay(t *testing.T) {
+	answer := func(l *eventLog, id string) {
+		l.open(id)
+		l.emit(id, Event{Type: EventAgentStart})
+		for _, w := range []string{"one ", "two ", "three"} {
+			l.emit(id, Event{Type: EventMessage, Message: &Message{Role: RoleAgent, Content: []ContentPart{TextPart(w)}}})
+		}
+		l.emit(id, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndCompleted}})
+	}
+	texts := func(evs []Event) (out []string) {
+		for _, ev := range evs {
+			if ev.Type == EventMessage {
+				out = append(out, ev.Message.Content[0].Text)
+			}
+		}
+		return out
+	}
+
+	l := newEventLog(time.Now)
+	answer(l, "s")
+	if got := texts(l.all()); len(got) != 3 {
+		t.Fatalf("before its replay the log holds %q, want every delta", got)
+	}
+	var replayed []Event
+	for ev, err := range l.stream(t.Context(), "s") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		replayed = append(replayed, ev)
+	}
+	if got := texts(replayed); strings.Join(got, "|") != "one |two |three" {
+		t.Errorf("the late Stream replayed %q, want every delta", got)
+	}
+	if got := texts(l.all()); len(got) != 1 || got[0] != "one two three" {
+		t.Errorf("after the replay the log holds %q, want one merged event", got)
+	}
+	if len(l.deferred) != 0 {
+		t.Errorf("%d streams still wait for a merge", len(l.deferred))
+	}
+
+	// Never replayed: the next stream settles it.
+	l = newEventLog(time.Now)
+	answer(l, "a")
+	answer(l, "b")
+	if got := texts(l.all()); strings.Join(got, "|") != "one two three|one |two |three" {
+		t.Errorf("with b started and ended unfollowed, the log holds %q", got)
+	}
+	if all := l.all(); all[len(all)-1].Type != EventAgentEnd || all[len(all)-1].StreamID != "b" {
+		t.Errorf("the log's last event is %+v", all[len(all)-1])
 	}
 }

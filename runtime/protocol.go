@@ -31,17 +31,21 @@ type AgentProtocol interface {
 	// emitted ones are replayed), and ends after its agent_end. It fails if
 	// ctx ends first or the stream is unknown. Replayed events are as
 	// Events returns them: a consumer that calls Stream before the
-	// stream's agent_end gets every event as emitted, every text delta
-	// with its own id; one that calls it later gets each run of text
-	// deltas as one merged event, with the same text.
+	// stream's agent_end — or after it, when nobody followed the stream
+	// live (no Subscribe subscriber, no other Stream consumer) and no
+	// later stream has started, as when a model answers before its
+	// caller gets from Send to Stream — gets every event as emitted,
+	// every text delta with its own id; otherwise each run of text deltas
+	// comes as one merged event, with the same text.
 	Stream(ctx context.Context, streamID string) iter.Seq2[Event, error]
 	// Abort stops the active stream, and every stream queued behind it, with
 	// cause (ErrAborted if nil). The session stays usable for the next Send.
 	Abort(cause error)
 	// Events returns a copy of every event emitted so far, in the order
 	// subscribers saw them, with one difference: once a stream has
-	// emitted its agent_end, each run of two or more text deltas of the
-	// stream is one event. A run is consecutive message events of the
+	// ended, each run of two or more text deltas of the stream is one
+	// event — at its agent_end if anyone followed it live, else once a
+	// Stream consumer has replayed it or the next stream starts. A run is consecutive message events of the
 	// stream (no other event of the stream between them) with one role,
 	// ThreadID and _meta whose parts are all plain text, or all plain
 	// thought text (text and thoughts are never merged), without

@@ -223,7 +223,8 @@ func (s *Session) ReloadMemory() error {
 }
 
 // Events implements AgentProtocol: every event so far, except that the
-// text deltas of an ended stream are merged, each run of them being one
+// text deltas of an ended (and followed or replayed) stream are merged,
+// each run of them being one
 // event with the run's first delta's id and the run's whole text (see
 // AgentProtocol.Events for what makes a run). A long-lived session thus
 // keeps an answer's text, not an event per streamed delta.
