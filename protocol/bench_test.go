@@ -223,6 +223,9 @@ func concurrentStreams(b *testing.B, model pacedModel, legacy bool) {
 		steadyN     int
 		steadyWall  time.Duration
 	)
+	// Each case starts from a collected heap, not from the garbage of the
+	// case before (200 closed sessions).
+	goruntime.GC()
 	for b.Loop() {
 		// The clients run in a process of their own, as an IDE's do: the
 		// figures are the server's, not the load generator's garbage
