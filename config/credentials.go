@@ -1,9 +1,12 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/subosito/gotenv"
@@ -52,12 +55,37 @@ func readEnvFile(path string) (map[string]string, error) {
 		return nil, &Error{File: path, Msg: "cannot read .env file", Err: err}
 	}
 	defer f.Close()
-	env, err := gotenv.StrictParse(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read .env file", Err: err}
+	}
+	env, err := gotenv.StrictParse(bytes.NewReader(data))
+	if err != nil && filepath.Base(filepath.Dir(path)) == geminiDir {
+		// gemini-cli's file, which its dotenv parser reads leniently:
+		// lines that are not assignments are skipped, not errors.
+		env, err = gotenv.StrictParse(strings.NewReader(assignmentsOnly(string(data))))
+	}
 	if err != nil {
 		return nil, &Error{File: path, Msg: "invalid .env file", Err: err}
 	}
 	return env, nil
 }
+
+// assignmentsOnly keeps the lines of a .env file that are blank, comments
+// or assignments (NAME=…, export NAME=…, NAME: …), as dotenv reads them.
+func assignmentsOnly(data string) string {
+	var b strings.Builder
+	for line := range strings.Lines(data) {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") || envAssignment.MatchString(t) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// envAssignment matches the start of a dotenv assignment.
+var envAssignment = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*(=|:\s)`)
 
 // geminiModelEnv is gemini-cli's model variable: below --model, above
 // every settings file, as in gemini-cli; below the AGENTRY_* variables.

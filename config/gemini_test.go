@@ -386,6 +386,11 @@ func TestGeminiEnv(t *testing.T) {
 			model: "from-gemini", key: "agentry",
 		},
 		{
+			name:  "~/.gemini/.env read leniently, as gemini-cli's dotenv reads it",
+			files: map[string]string{"~/.gemini/.env": "# keys\nthis is not an assignment\nGEMINI_API_KEY=gem\n"},
+			model: config.DefaultModel, key: "gem",
+		},
+		{
 			name: "GEMINI_MODEL over settings files", env: env{"GEMINI_MODEL": "env-model"},
 			user: `{"model": {"name": "user-model"}}`, model: "env-model",
 		},
