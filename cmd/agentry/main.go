@@ -72,7 +72,7 @@ func Main(ctx context.Context, args []string, io stdio) int {
 func newRoot(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
 	rf := &runFlags{}
 	root := &cobra.Command{
-		Use:   "agentry [-p PROMPT] [flags] | agentry COMMAND",
+		Use:   "agentry [-p PROMPT] [flags]",
 		Short: "agentry runs coding agents: gemini-cli's agent loop on ADK for Go",
 		Long: `agentry runs coding agents: gemini-cli's agent loop on ADK for Go.
 

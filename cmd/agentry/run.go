@@ -217,7 +217,11 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		for i, t := range parts {
 			content[i] = runtime.TextPart(t)
 		}
-		if streamID, err = sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: content}}); err != nil {
+		msg := &runtime.SendMessage{Content: content}
+		if len(parts) > 1 {
+			msg.DisplayContent = input // what the user typed, before @path expansion
+		}
+		if streamID, err = sess.Send(ctx, runtime.Send{Message: msg}); err != nil {
 			return p.fail(err)
 		}
 	}
