@@ -50,6 +50,20 @@ const (
 	DisconnectContinue Disconnect = "continue"
 )
 
+// PlainApprovals says how a tool call that needs approval is decided in
+// a task whose client did not activate the development-tool extension.
+type PlainApprovals string
+
+// Plain approval modes.
+const (
+	// PlainApprovalsAsk parks the task input-required with a plain-text
+	// question; the client's reply (yes, always or no) decides.
+	PlainApprovalsAsk PlainApprovals = "ask"
+	// PlainApprovalsPolicy asks nobody: what the session's approval
+	// policy does not allow is denied, as in a batch run.
+	PlainApprovalsPolicy PlainApprovals = "policy"
+)
+
 // SessionRequest asks for the runtime session of a new context.
 type SessionRequest struct {
 	// ContextID is the A2A context id; the session must use it as its id.
@@ -103,6 +117,15 @@ type Config struct {
 	// OnDisconnect is the policy for a run whose client disconnects;
 	// default DisconnectAuto.
 	OnDisconnect Disconnect
+	// RequireExtension refuses messages from clients that do not
+	// activate the development-tool extension, and marks it required on
+	// the card. Reads are served either way. By default a client without
+	// it gets plain A2A: status messages with text, the answer as an
+	// artifact, and approvals as plain-text questions.
+	RequireExtension bool
+	// PlainApprovals decides approvals in tasks without the extension;
+	// default PlainApprovalsAsk.
+	PlainApprovals PlainApprovals
 	// Memory serves the memory commands; nil leaves them out.
 	Memory Memory
 	// IdleTimeout closes a context's session when no task has run on it
@@ -175,6 +198,13 @@ func New(cfg Config) (*Server, error) {
 	case DisconnectAuto, DisconnectAbort, DisconnectContinue:
 	default:
 		return nil, fmt.Errorf("protocol: OnDisconnect %q: want auto, abort or continue", cfg.OnDisconnect)
+	}
+	switch cfg.PlainApprovals {
+	case "":
+		cfg.PlainApprovals = PlainApprovalsAsk
+	case PlainApprovalsAsk, PlainApprovalsPolicy:
+	default:
+		return nil, fmt.Errorf("protocol: PlainApprovals %q: want ask or policy", cfg.PlainApprovals)
 	}
 	if cfg.Name == "" {
 		cfg.Name = "agentry"
