@@ -226,7 +226,7 @@ func question(req runtime.ApprovalRequest, workDir string) string {
 	if !strings.HasSuffix(b.String(), "\n") {
 		b.WriteString("\n")
 	}
-	always := "allow it for the rest of the conversation"
+	always := "allow it for the rest of the session"
 	if d := cr.Options[1].Description; d != "" {
 		always = lowerFirst(d)
 	}
@@ -254,7 +254,7 @@ func lowerFirst(s string) string {
 }
 
 // replyWords names the replies to a plain approval question.
-const replyWords = "yes (or y) to allow it once, always to allow it for the rest of the conversation, or no (or n) to decline"
+const replyWords = "yes (or y) to allow it once, always to allow it for the rest of the session, or no (or n) to decline"
 
 // replyOutcome reads a plain reply to an approval question: the message's
 // text, trimmed and in any case, must be one of the documented words.

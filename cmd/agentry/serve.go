@@ -246,6 +246,11 @@ func isLoopback(host string) bool {
 // store, model resolver and model availability for every context, the
 // agents loaded once, each context's settings loaded for its workspace.
 func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.FlagSet, baseURL string, roots []string, privatePush bool, log *slog.Logger) (*protocol.Server, func(), error) {
+	switch settings.A2A.PlainApprovals {
+	case "", string(protocol.PlainApprovalsAsk), string(protocol.PlainApprovalsPolicy):
+	default:
+		return nil, nil, &inputError{fmt.Sprintf("a2a.plainApprovals is %q: use ask (the default: a client without the development-tool extension is asked yes, always or no) or policy (the approval policy decides, as in a batch run)", settings.A2A.PlainApprovals)}
+	}
 	store, closeStore, err := runtime.OpenStore(ctx, settings, log)
 	if err != nil {
 		return nil, nil, err
@@ -294,9 +299,13 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		PushSender:   push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
 		MaxTasks:     settings.A2A.MaxTasks,
 		OnDisconnect: protocol.Disconnect(settings.A2A.OnDisconnect),
-		Memory:       memory{ws},
-		IdleTimeout:  idle,
-		Logger:       log,
+		// A client without the development-tool extension gets plain A2A
+		// unless the settings require the extension.
+		RequireExtension: settings.A2A.RequireExtension,
+		PlainApprovals:   protocol.PlainApprovals(settings.A2A.PlainApprovals),
+		Memory:           memory{ws},
+		IdleTimeout:      idle,
+		Logger:           log,
 	})
 	if err != nil {
 		_ = closeStore()
@@ -428,7 +437,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
 		},
 		Workspace: settings.Workspace, Model: settings.Model.Name, Version: version.Version(),
-		BaseURL: base, Logger: log,
+		BaseURL: base, Logger: log, RequireExtension: settings.A2A.RequireExtension,
 	})
 	if err != nil {
 		_ = ln.Close()
