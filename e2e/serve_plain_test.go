@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -343,4 +344,37 @@ func functionResponse(body *fakegemini.RequestBody, name string) *genai.Function
 		}
 	}
 	return found
+}
+
+// TestRemoteAgentIsAgentryServe: one agentry calls another as a remote
+// subagent (`agentry run` with a remote definition pointing at `agentry
+// serve`); its client asks for no extension, so it gets plain A2A, and the
+// served agent's answer, its artifact, is the tool's result.
+func TestRemoteAgentIsAgentryServe(t *testing.T) {
+	const token = "e2e-a2a-token-0123456789abcdef"
+	served := newEnv(t)
+	served.set("AGENTRY_A2A_TOKEN=" + token)
+	srv := served.serve("--port", "0", "-w", served.ws, "-m", "replay:"+served.replayFile([]map[string]any{text("main.go looks fine.")}))
+
+	e := newEnv(t)
+	e.set("AGENTRY_E2E_SERVE_TOKEN=" + token)
+	e.writeFile(filepath.Join(e.home, ".agentry", "agents", "helper.md"), "---\nkind: remote\nname: helper\ndescription: Another agentry.\n"+
+		"agent_card_url: "+srv.url+"/.well-known/agent-card.json\nauth:\n  type: http\n  scheme: Bearer\n  token: $AGENTRY_E2E_SERVE_TOKEN\n---\n")
+	replay := e.replayFile(
+		[]map[string]any{call("invoke_agent", map[string]any{"agent_name": "helper", "prompt": "Review main.go"})},
+		[]map[string]any{text("The helper approves.")},
+	)
+	r := e.run("", "run", "--yolo", "-m", "replay:"+replay, "-o", "stream-json", "-p", "get main.go reviewed")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nserver stderr:\n%s", r.code, r.stdout, r.stderr, srv.errText())
+	}
+	var outputs []string
+	for _, l := range ofType(lines(t, r.stdout), "tool_result") {
+		out, _ := l["output"].(string)
+		outputs = append(outputs, fmt.Sprint(l["status"], ": ", out))
+	}
+	want := "success: Subagent 'helper' finished.\nTermination Reason: GOAL\nResult:\nArtifact (answer):\nmain.go looks fine."
+	if len(outputs) != 1 || outputs[0] != want {
+		t.Errorf("tool results %q, want [%q]\nstderr:\n%s", outputs, want, r.stderr)
+	}
 }

@@ -1,11 +1,13 @@
 // Package protocol serves agentry sessions over A2A (a2a-go v2): JSON-RPC
 // with SSE (A2A 1.0 and, for clients of the gemini-cli generation, 0.3),
 // REST and gRPC, on one port, with gemini-cli's development-tool extension
-// (package devtool). An A2A context is a runtime session (the contextId is
-// the session id); each task is one prompt's run on it. The server turns
-// the session's protocol events into status updates; a tool call that
-// needs the user parks the run and ends the execution input-required
-// until the client's ToolCallConfirmation arrives.
+// (package devtool) for clients that activate it, plain A2A for the
+// others. An A2A context is a runtime session (the contextId is the
+// session id); each task is one prompt's run on it. The server turns the
+// session's protocol events into status updates (and, for plain clients,
+// the answer into an artifact); a tool call that needs the user parks the
+// run and ends the execution input-required until the client's
+// ToolCallConfirmation, or plain reply, arrives.
 //
 // The package knows the runtime only through its protocol events and the
 // Approver interface; HTTP security (token, Host, Origin, body size) is

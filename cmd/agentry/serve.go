@@ -68,8 +68,9 @@ func newServeCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command 
 		Use:   "serve",
 		Short: "Serve agent sessions over A2A to IDEs and other agents",
 		Long: `Serve agent sessions over A2A (JSON-RPC with SSE, REST and gRPC on one
-port; A2A 1.0, and 0.3 for clients of the gemini-cli generation) with
-gemini-cli's development-tool extension.
+port; A2A 1.0, and 0.3 for clients of the gemini-cli generation) to any A2A
+client; clients that activate gemini-cli's development-tool extension get its
+updates, the others plain A2A (a2a.requireExtension refuses them instead).
 
 The server listens on 127.0.0.1 unless --host says otherwise. Every request
 but the agent card needs the bearer token: AGENTRY_A2A_TOKEN, or
