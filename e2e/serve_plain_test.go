@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -376,5 +377,70 @@ func TestRemoteAgentIsAgentryServe(t *testing.T) {
 	want := "success: Subagent 'helper' finished.\nTermination Reason: GOAL\nResult:\nArtifact (answer):\nmain.go looks fine."
 	if len(outputs) != 1 || outputs[0] != want {
 		t.Errorf("tool results %q, want [%q]\nstderr:\n%s", outputs, want, r.stderr)
+	}
+}
+
+// TestServePlainApprovalsSetting: a2a.plainApprovals is read from the
+// settings: "policy" denies, without asking, what the approval policy does
+// not allow in a task of a client without the extension; a value that is
+// neither ask nor policy stops the server with a message naming the key.
+func TestServePlainApprovalsSetting(t *testing.T) {
+	const token = "e2e-a2a-token-0123456789abcdef"
+	e := newEnv(t)
+	e.set("AGENTRY_A2A_TOKEN="+token, "AGENTRY_A2A_PLAINAPPROVALS=sometimes")
+	r := e.run("", "serve", "--port", "0", "-w", e.ws, "-m", "replay:"+quickstart())
+	if r.code == 0 || !strings.Contains(r.stderr, `a2a.plainApprovals is "sometimes"`) {
+		t.Fatalf("a2a.plainApprovals=sometimes: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+
+	e = newEnv(t)
+	e.set("AGENTRY_A2A_TOKEN="+token, "AGENTRY_A2A_PLAINAPPROVALS=policy")
+	replay := e.replayFile(
+		[]map[string]any{call("write_file", map[string]any{"file_path": "a.txt", "content": "hi\n"})},
+		[]map[string]any{text("I was not allowed to write it.")},
+	)
+	srv := e.serve("--port", "0", "-w", e.ws, "-m", "replay:"+replay)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url+"/", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"write a.txt"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	code, body, _ := httpDo(t, req)
+	var res struct {
+		Result struct {
+			Task struct {
+				Status  struct{ State string } `json:"status"`
+				History []struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"history"`
+				Artifacts []struct {
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"artifacts"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil || code != http.StatusOK {
+		t.Fatalf("SendMessage: HTTP %d %s", code, body)
+	}
+	task := res.Result.Task
+	var notes []string
+	for _, m := range task.History {
+		for _, p := range m.Parts {
+			notes = append(notes, p.Text)
+		}
+	}
+	const denied = "write_file was not run: Tool execution for \"WriteFile\" requires user confirmation, which is not supported in non-interactive mode.\n"
+	if task.Status.State != "TASK_STATE_COMPLETED" || !slices.Contains(notes, denied) ||
+		len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text != "I was not allowed to write it." {
+		t.Errorf("task: %s", body)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "a.txt")); err == nil {
+		t.Error("a.txt was written")
 	}
 }
