@@ -180,7 +180,8 @@ func TestServeGeminiCLIRemoteAgent(t *testing.T) {
 	replay := e.replayFile([]map[string]any{text(answer)})
 	srv := e.serve("--port", "0", "-w", e.ws, "-m", "replay:"+replay)
 
-	out, stdout := askThroughGeminiCLI(t, gemini, srv, token, query)
+	outs, stdout := askThroughGeminiCLI(t, gemini, srv, token, query)
+	out := outs[0]
 	if !strings.Contains(out, answer) {
 		t.Fatalf("the invoke_agent result gemini-cli sent its model does not hold agentry's answer %q: %s", answer, out)
 	}
@@ -244,7 +245,8 @@ func TestServeGeminiCLIRefused(t *testing.T) {
 	e := newEnv(t)
 	e.set("AGENTRY_A2A_TOKEN="+token, "AGENTRY_A2A_REQUIREEXTENSION=true")
 	srv := e.serve("--port", "0", "-w", e.ws, "-m", "replay:"+e.replayFile())
-	out, _ := askThroughGeminiCLI(t, gemini, srv, token, "What is the answer?")
+	outs, _ := askThroughGeminiCLI(t, gemini, srv, token, "What is the answer?")
+	out := outs[0]
 	for _, want := range []string{"400", "-32008", "A2A-Extensions: " + devtoolURI} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the invoke_agent result gemini-cli sent its model does not say %q: %s", want, out)
@@ -254,23 +256,23 @@ func TestServeGeminiCLIRefused(t *testing.T) {
 
 // askThroughGeminiCLI runs gemini-cli headless with agentry serve (srv)
 // defined as its remote agent "agentry" and the fake Gemini server as its
-// model, whose first answer calls invoke_agent with query and whose second
-// is "agentry says 42.". It returns the invoke_agent function response
-// gemini-cli sent in its second model request, as JSON, and gemini-cli's
-// stdout.
-func askThroughGeminiCLI(t *testing.T, gemini string, srv *serveProc, token, query string) (string, string) {
+// model, whose answers call invoke_agent with each query in turn and then
+// say "agentry says 42.". It returns, for each call, the invoke_agent
+// function response gemini-cli sent in its next model request, as JSON,
+// and gemini-cli's stdout.
+func askThroughGeminiCLI(t *testing.T, gemini string, srv *serveProc, token string, queries ...string) ([]string, string) {
 	t.Helper()
 	fake := fakegemini.New(t)
-	// The call carries a thought signature, as Gemini's do: without one
+	// The calls carry a thought signature, as Gemini's do: without one
 	// gemini-cli sends back a placeholder that is not base64, which the
 	// fake's genai decoding refuses.
-	fake.Enqueue(
-		fakegemini.Parts(&genai.Part{
-			FunctionCall:     &genai.FunctionCall{Name: "invoke_agent", Args: map[string]any{"agent_name": "agentry", "prompt": query}},
+	for _, q := range queries {
+		fake.Enqueue(fakegemini.Parts(&genai.Part{
+			FunctionCall:     &genai.FunctionCall{Name: "invoke_agent", Args: map[string]any{"agent_name": "agentry", "prompt": q}},
 			ThoughtSignature: []byte("signature"),
-		}),
-		fakegemini.Text("agentry says 42."),
-	)
+		}))
+	}
+	fake.Enqueue(fakegemini.Text("agentry says 42."))
 
 	// gemini-cli's own home: the remote agent's definition, its token
 	// named by an environment variable, as gemini-cli's remote-agent
@@ -316,18 +318,51 @@ func askThroughGeminiCLI(t *testing.T, gemini string, srv *serveProc, token, que
 			calls = append(calls, r)
 		}
 	}
-	if len(calls) != 2 {
-		t.Fatalf("gemini-cli made %d model calls, want 2\nstdout:\n%s\nstderr:\n%s", len(calls), stdout.String(), stderr.String())
+	if len(calls) != len(queries)+1 {
+		t.Fatalf("gemini-cli made %d model calls, want %d\nstdout:\n%s\nstderr:\n%s", len(calls), len(queries)+1, stdout.String(), stderr.String())
 	}
-	resp := functionResponse(calls[1].Body, "invoke_agent")
-	if resp == nil {
-		t.Fatalf("gemini-cli's second model request has no invoke_agent function response: %s", calls[1].Raw)
+	var outs []string
+	for i, c := range calls[1:] {
+		resp := functionResponse(c.Body, "invoke_agent")
+		if resp == nil {
+			t.Fatalf("gemini-cli's model request %d has no invoke_agent function response: %s", i+2, c.Raw)
+		}
+		out, err := json.Marshal(resp.Response)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, string(out))
 	}
-	out, err := json.Marshal(resp.Response)
-	if err != nil {
-		t.Fatal(err)
+	return outs, stdout.String()
+}
+
+// TestServeGeminiCLIApproval: agentry's write_file call needs approval;
+// gemini-cli's model reads the plain question as the remote agent's
+// result, answers "yes" through a second invoke_agent call (gemini-cli
+// continues the waiting task), and reads agentry's answer after the file
+// is written.
+func TestServeGeminiCLIApproval(t *testing.T) {
+	gemini := geminiCLI(t)
+	const token = "e2e-a2a-token-0123456789abcdef"
+	e := newEnv(t)
+	e.set("AGENTRY_A2A_TOKEN=" + token)
+	replay := e.replayFile(
+		[]map[string]any{call("write_file", map[string]any{"file_path": "a.txt", "content": "hi\n"})},
+		[]map[string]any{text("Wrote a.txt.")},
+	)
+	srv := e.serve("--port", "0", "-w", e.ws, "-m", "replay:"+replay)
+	outs, _ := askThroughGeminiCLI(t, gemini, srv, token, "Write hi to a.txt.", "yes")
+	for _, want := range []string{"Allow write_file? It would create " + filepath.Join(e.ws, "a.txt"), "+hi", "Reply yes to allow it once"} {
+		if !strings.Contains(outs[0], want) {
+			t.Errorf("the first invoke_agent result does not ask %q: %s", want, outs[0])
+		}
 	}
-	return string(out), stdout.String()
+	if !strings.Contains(outs[1], "Wrote a.txt.") || strings.Contains(outs[1], "Error") {
+		t.Errorf("the second invoke_agent result does not hold agentry's answer: %s", outs[1])
+	}
+	if b, err := os.ReadFile(filepath.Join(e.ws, "a.txt")); err != nil || string(b) != "hi\n" {
+		t.Errorf("a.txt: %q %v", b, err)
+	}
 }
 
 // functionResponse finds the last function response named name in a

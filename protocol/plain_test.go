@@ -328,7 +328,8 @@ func requireExtension(c *protocol.Config, _ *config.Settings) { c.RequireExtensi
 
 // TestRequireExtension: the extension is optional unless the server
 // requires it; then the card marks it required and a message without it
-// is refused with -32008 on every binding, while reads are served.
+// is refused with -32008 on every binding, while reads (get, list,
+// cancel, push configs) are served.
 func TestRequireExtension(t *testing.T) {
 	if ext := newHarness(t, nil).srv.Card().Capabilities.Extensions; len(ext) != 1 || ext[0].URI != devtool.URI || ext[0].Required {
 		t.Fatalf("default card extensions %+v", ext)
@@ -366,6 +367,9 @@ func TestRequireExtension(t *testing.T) {
 				if _, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{}); err != nil {
 					t.Fatalf("list: %v", err)
 				}
+			}
+			if cfgs, err := c.ListTaskPushConfigs(t.Context(), &a2a.ListTaskPushConfigRequest{TaskID: task.ID}); err != nil || len(cfgs) != 0 {
+				t.Fatalf("push configs: %v %v", cfgs, err)
 			}
 			if _, err := c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: task.ID}); !errors.Is(err, a2a.ErrTaskNotCancelable) {
 				t.Fatalf("cancel of a finished task: %v", err)
