@@ -1,10 +1,12 @@
 package protocol_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -476,4 +478,56 @@ func TestStreamRefusals(t *testing.T) {
 			t.Fatalf("first receive: %v, want NotFound", err)
 		}
 	})
+}
+
+// TestPlainResubscribe: a task keeps the shape of the request that
+// started it: a client that resubscribes to a running plain task (here
+// one that activates the extension, over REST) gets its current state and
+// the rest of its plain events, the answer's last chunk and completed.
+func TestPlainResubscribe(t *testing.T) {
+	h := newHarness(t, []string{
+		callTurn("", "run_shell_command", map[string]any{"command": "while [ ! -f go ]; do sleep 0.05; done; echo went"}),
+		textTurn("It went."),
+	}, yolo, onDisconnect(protocol.DisconnectContinue))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var task *a2a.Task
+	for ev, err := range h.plainClient("jsonrpc").SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: userMessage("wait", "")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk, ok := ev.(*a2a.Task); ok {
+			task = tk
+		}
+		if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && u.Status.Message != nil && strings.HasPrefix(messageText(u.Status.Message), "Running run_shell_command") {
+			break
+		}
+	}
+	if task == nil {
+		t.Fatal("no task")
+	}
+	// The command waits for the file "go": the task runs until the
+	// subscription has its first event.
+	next, stop := iter.Pull2(h.client("rest").SubscribeToTask(t.Context(), &a2a.SubscribeToTaskRequest{ID: task.ID}))
+	defer stop()
+	var evs []a2a.Event
+	for {
+		ev, err, ok := next()
+		if !ok {
+			break
+		}
+		if err != nil {
+			t.Fatalf("subscribe: %v (after %s)", err, describePlain(evs))
+		}
+		evs = append(evs, ev)
+		if len(evs) == 1 {
+			if err := os.WriteFile(filepath.Join(h.settings.Workspace, "go"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := describePlain(evs); got != `Task(working) artifact="It went." artifact+""! status:completed` {
+		t.Fatalf("resubscribed: %s", got)
+	}
+	noDevtool(t, evs)
 }
