@@ -233,6 +233,17 @@ type A2ASettings struct {
 	// without a task; its next message reopens it from the session store
 	// (0: 30; -1: never). With the memory store sessions are never closed.
 	IdleMinutes int `json:"idleMinutes"`
+	// RequireExtension makes the development-tool extension required:
+	// the card says so and a message from a client that does not
+	// activate it is refused (-32008). Reads never need it. Off by
+	// default: a client without it gets plain A2A.
+	RequireExtension bool `json:"requireExtension"`
+	// PlainApprovals decides a tool call that needs approval in a task
+	// started without the extension: "ask" (the default) parks the task
+	// input-required with a plain-text question answered by yes, always
+	// or no; "policy" asks nobody and denies what the approval policy
+	// does not allow, as a batch run does.
+	PlainApprovals string `json:"plainApprovals"`
 	// GCPercent is the garbage collector's target for `agentry serve`,
 	// as GOGC (0: 200). Above Go's 100 the heap may grow to three times
 	// the live data, which keeps collection rare enough that 200 streams

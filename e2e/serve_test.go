@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// devtoolURI is the development-tool extension agentry serve requires.
+// devtoolURI is the development-tool extension agentry serve offers.
 const devtoolURI = "https://github.com/google-gemini/gemini-cli/blob/main/docs/a2a/developer-profile/v0/spec.md"
 
 // serveProc is a running `agentry serve`.
@@ -223,8 +223,8 @@ func TestServeA2AJSClient(t *testing.T) {
 	if got.Card.Status != http.StatusOK || got.Card.SentAuthorization || got.Card.Name != "agentry" || !got.Card.Streaming {
 		t.Errorf("card: %+v", got.Card)
 	}
-	if got.Card.Devtool == nil || !got.Card.Devtool.Required {
-		t.Errorf("the card does not require the development-tool extension: %+v", got.Card)
+	if got.Card.Devtool == nil || got.Card.Devtool.Required {
+		t.Errorf("the card must list the development-tool extension as optional: %+v", got.Card)
 	}
 	if got.Transport != "JSONRPC 1.0" {
 		t.Errorf("the SDK chose %q, want JSONRPC 1.0", got.Transport)
@@ -343,10 +343,10 @@ func TestServeTokenAndCard(t *testing.T) {
 		}
 		found := false
 		for _, x := range card.Capabilities.Extensions {
-			found = found || (x.URI == devtoolURI && x.Required)
+			found = found || (x.URI == devtoolURI && !x.Required)
 		}
 		if card.Name != "agentry" || !found {
-			t.Errorf("agent card without the required development-tool extension:\n%s", body)
+			t.Errorf("agent card without the optional development-tool extension:\n%s", body)
 		}
 	}
 
@@ -359,10 +359,9 @@ func TestServeTokenAndCard(t *testing.T) {
 	if code != http.StatusUnauthorized {
 		t.Errorf("GetTask with a wrong token: HTTP %d %s, want 401", code, body)
 	}
-	// With the printed token (and the extension the card requires
-	// activated), the request reaches the A2A server: an unknown task is a
-	// JSON-RPC error.
-	code, body, _ = post(getTask, map[string]string{"Authorization": "Bearer " + token, "A2A-Extensions": devtoolURI})
+	// With the printed token the request reaches the A2A server (a read
+	// needs no extension): an unknown task is a JSON-RPC error.
+	code, body, _ = post(getTask, map[string]string{"Authorization": "Bearer " + token})
 	var rpc struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`

@@ -27,11 +27,16 @@ func (i interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2
 	// The HTTP guard let the request in with the server's token: it is
 	// the server's one user (the task store scopes tasks by user).
 	cc.User = a2asrv.NewAuthenticatedUser(User, nil)
-	if err := activate(cc); err != nil {
+	active, err := activate(cc)
+	if err != nil {
 		return ctx, nil, err
 	}
 	if p, ok := req.Payload.(*a2a.SendMessageRequest); ok {
-		return ctx, nil, i.s.admit(ctx, p)
+		if !active && i.s.cfg.RequireExtension {
+			return ctx, nil, a2a.NewError(a2a.ErrExtensionSupportRequired, fmt.Sprintf(
+				"this agent requires the development-tool extension: send the header \"A2A-Extensions: %s\" (X-A2A-Extensions for A2A 0.3)", devtool.URI))
+		}
+		return ctx, nil, i.s.admit(ctx, p, active)
 	}
 	return ctx, nil, nil
 }
@@ -48,36 +53,41 @@ func SingleUser(context.Context) (string, error) { return User, nil }
 func (interceptor) After(context.Context, *a2asrv.CallContext, *a2asrv.Response) error { return nil }
 
 // activate activates the development-tool extension when the client asks
-// for a compatible version, and refuses a call that does not ask for one:
-// the card marks the extension required. a2a-go's own check would compare
-// URIs exactly, refusing a compatible version spelled differently
-// (…/v0.1/spec.md), and without saying what to send.
-func activate(cc *a2asrv.CallContext) error {
+// for a compatible version, and reports whether it did. An incompatible
+// version is refused: the client expects a shape this server does not
+// speak. a2a-go's own check would compare URIs exactly, refusing a
+// compatible version spelled differently (…/v0.1/spec.md).
+func activate(cc *a2asrv.CallContext) (bool, error) {
 	ext := cc.Extensions()
-	requested := false
+	active := false
 	for _, uri := range ext.RequestedURIs() {
 		ours, err := devtool.Supports(uri)
 		if !ours {
 			continue
 		}
 		if errors.Is(err, devtool.ErrIncompatible) {
-			return a2a.NewError(a2a.ErrExtensionSupportRequired, err.Error())
+			return false, a2a.NewError(a2a.ErrExtensionSupportRequired, err.Error())
 		}
 		if err != nil {
-			return a2a.NewError(a2a.ErrInvalidParams, err.Error())
+			return false, a2a.NewError(a2a.ErrInvalidParams, err.Error())
 		}
 		ext.Activate(&a2a.AgentExtension{URI: devtool.URI})
-		requested = true
+		active = true
 	}
-	if !requested {
-		return a2a.NewError(a2a.ErrExtensionSupportRequired, fmt.Sprintf(
-			"this agent requires the development-tool extension: send the header \"A2A-Extensions: %s\" (X-A2A-Extensions for A2A 0.3)", devtool.URI))
-	}
-	return nil
+	return active, nil
 }
 
-// admit decides whether a message may start or continue a task.
-func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest) error {
+// extensionActive reports whether the request in ctx activated the
+// development-tool extension. A context without a call (a driver's own
+// Submit) counts as activated: the driver's followers speak it.
+func extensionActive(ctx context.Context) bool {
+	ext, ok := a2asrv.ExtensionsFrom(ctx)
+	return !ok || ext.Active(&a2a.AgentExtension{URI: devtool.URI})
+}
+
+// admit decides whether a message may start or continue a task; active
+// says whether the request activated the development-tool extension.
+func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bool) error {
 	m := p.Message
 	if m == nil {
 		return nil // a2a-go refuses it
@@ -146,9 +156,24 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest) error {
 	}
 	want := t.waiting.req.CallID
 	if !hasConf {
-		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
-			"task %s is waiting for a confirmation of tool call %s: send a data part {\"tool_call_id\": %q, \"selected_option_id\": \"proceed_once\" | \"proceed_always\" | \"cancel\"}",
-			t.id, want, want))
+		// A plain reply: yes, always or no.
+		outcome, ok := replyOutcome(m)
+		if !ok {
+			if active {
+				return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+					"task %s is waiting for a confirmation of tool call %s: send a data part {\"tool_call_id\": %q, \"selected_option_id\": \"proceed_once\" | \"proceed_always\" | \"cancel\"}, or reply with text: %s",
+					t.id, want, want, replyWords))
+			}
+			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+				"task %s is waiting for an answer about tool call %s (%s): reply with text: %s",
+				t.id, want, t.waiting.req.Tool, replyWords))
+		}
+		if t.accepted != nil {
+			return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+				"tool call %s of task %s was already answered (%s); this reply is a duplicate and was ignored", want, t.id, t.accepted.outcome))
+		}
+		t.accepted = &answer{outcome: outcome}
+		return nil
 	}
 	if conf.ToolCallID != want {
 		if opt, done := t.answered[conf.ToolCallID]; done {
@@ -201,7 +226,7 @@ func confirmationIn(m *a2a.Message) (devtool.ToolCallConfirmation, bool, error) 
 }
 
 // agentCard builds the card: the three A2A 1.0 bindings on one port and
-// the development-tool extension, required.
+// the development-tool extension, required only if the server says so.
 func (s *Server) agentCard() *a2a.AgentCard {
 	base := strings.TrimSuffix(s.cfg.BaseURL, "/")
 	hostPort := strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
@@ -229,7 +254,7 @@ func (s *Server) agentCard() *a2a.AgentCard {
 			Streaming:         true,
 			PushNotifications: true,
 			Extensions: []a2a.AgentExtension{{
-				URI: devtool.URI, Description: devtool.Description, Required: true,
+				URI: devtool.URI, Description: devtool.Description, Required: s.cfg.RequireExtension,
 			}},
 		},
 		DefaultInputModes:  []string{"text/plain", "application/json"},

@@ -136,11 +136,18 @@ func (c *convo) busy() error {
 func (c *convo) busyError(a *liveTask) error {
 	if w := a.waitingFor(); w != "" {
 		return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
-			"context %s has task %s waiting for a confirmation of tool call %s: answer it (a message with that taskId and a ToolCallConfirmation) or cancel the task first",
+			"context %s has task %s waiting for a confirmation of tool call %s: answer it (a message with that taskId and a ToolCallConfirmation, or the text yes, always or no) or cancel the task first",
 			c.id, a.id, w))
 	}
 	return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
 		"context %s is busy with task %s: send the next message when it ends, or cancel it", c.id, a.id))
+}
+
+// activePlain reports whether the context's active task is a plain one.
+func (c *convo) activePlain() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.active != nil && c.active.pl != nil
 }
 
 // release ends t's claim on the context.
@@ -169,8 +176,13 @@ func (a approver) Approve(ctx context.Context, req runtime.ApprovalRequest) (run
 }
 
 // ApproveEdit waits for the client's answer. The run's context ends the
-// wait when the task is cancelled or the session closes.
+// wait when the task is cancelled or the session closes. A task without
+// the extension, on a server whose plain approvals follow the policy,
+// has nobody to ask.
 func (a approver) ApproveEdit(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
+	if a.c.s.cfg.PlainApprovals == PlainApprovalsPolicy && a.c.activePlain() {
+		return runtime.Cancel, nil, runtime.ErrNoHuman
+	}
 	ap := &approval{req: req, answer: make(chan answer, 1)}
 	a.c.route("", item{approval: ap})
 	select {

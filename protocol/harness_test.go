@@ -113,33 +113,55 @@ func newHarness(t testing.TB, lines []string, opts ...harnessOption) *harness {
 	return h
 }
 
-// authTransport adds the bearer token to every request.
-type authTransport struct{ base http.RoundTripper }
+// authTransport adds the bearer token to every request and, unless
+// plain, asks for the development-tool extension.
+type authTransport struct {
+	base  http.RoundTripper
+	plain bool
+}
 
 func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+testToken)
-	r.Header.Add("A2A-Extensions", devtool.URI)
+	if !a.plain {
+		r.Header.Add("A2A-Extensions", devtool.URI)
+	}
 	return a.base.RoundTrip(r)
 }
 
 func (h *harness) httpClient() *http.Client {
-	return &http.Client{Transport: authTransport{http.DefaultTransport}}
+	return &http.Client{Transport: authTransport{base: http.DefaultTransport}}
 }
 
-// tokenCreds puts the token on gRPC calls.
-type tokenCreds struct{}
+// tokenCreds puts the token (and, unless plain, the extension) on gRPC
+// calls.
+type tokenCreds struct{ plain bool }
 
-func (tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+func (c tokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	if c.plain {
+		return map[string]string{"authorization": "Bearer " + testToken}, nil
+	}
 	return map[string]string{"authorization": "Bearer " + testToken, "a2a-extensions": devtool.URI}, nil
 }
 func (tokenCreds) RequireTransportSecurity() bool { return false }
 
 // client returns an a2a-go client bound to one binding: "jsonrpc",
-// "rest", "grpc" or "v0.3" (the 0.3 JSON-RPC binding).
+// "rest", "grpc" or "v0.3" (the 0.3 JSON-RPC binding). It activates the
+// development-tool extension on every call.
 func (h *harness) client(binding string) *a2aclient.Client {
 	h.t.Helper()
-	hc := h.httpClient()
+	return h.newClient(binding, false)
+}
+
+// plainClient is client without the extension: a generic A2A client.
+func (h *harness) plainClient(binding string) *a2aclient.Client {
+	h.t.Helper()
+	return h.newClient(binding, true)
+}
+
+func (h *harness) newClient(binding string, plain bool) *a2aclient.Client {
+	h.t.Helper()
+	hc := &http.Client{Transport: authTransport{base: http.DefaultTransport, plain: plain}}
 	var iface *a2a.AgentInterface
 	var opts []a2aclient.FactoryOption
 	switch binding {
@@ -153,7 +175,7 @@ func (h *harness) client(binding string) *a2aclient.Client {
 		iface = a2a.NewAgentInterface(strings.TrimPrefix(h.url, "http://"), a2a.TransportProtocolGRPC)
 		opts = append(opts, a2aclient.WithTransport(a2a.TransportProtocolGRPC, a2aclient.TransportFactoryFn(
 			func(_ context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
-				conn, err := grpc.NewClient(iface.URL, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(tokenCreds{}))
+				conn, err := grpc.NewClient(iface.URL, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(tokenCreds{plain: plain}))
 				if err != nil {
 					return nil, err
 				}

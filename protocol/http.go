@@ -37,14 +37,15 @@ func (s *Server) Handler() http.Handler {
 	g := grpc.NewServer()
 	a2agrpc.NewHandler(s.handler).RegisterWith(g)
 	return &httpHandler{
-		s:     s,
-		card:  a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.card)),
-		v1:    a2asrv.NewJSONRPCHandler(s.handler),
-		v0:    a2av0.NewJSONRPCHandler(s.handler),
-		rest:  http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
-		errs:  a2asrv.NewJSONRPCHandler(errorEcho{}),
-		errs0: a2av0.NewJSONRPCHandler(errorEcho{}),
-		grpc:  g,
+		s:        s,
+		card:     a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.card)),
+		v1:       a2asrv.NewJSONRPCHandler(s.handler),
+		v0:       a2av0.NewJSONRPCHandler(s.handler),
+		rest:     http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
+		errs:     a2asrv.NewJSONRPCHandler(errorEcho{}),
+		errs0:    a2av0.NewJSONRPCHandler(errorEcho{}),
+		errsREST: a2asrv.NewRESTHandler(errorEcho{}),
+		grpc:     g,
 	}
 }
 
@@ -53,8 +54,8 @@ type httpHandler struct {
 	card, v1, v0, rest http.Handler
 	grpc               http.Handler
 	// errs and errs0 render stream errors for the SSE writer, in 1.0 and
-	// 0.3 (see errorJSON).
-	errs, errs0 http.Handler
+	// 0.3 (see errorJSON); errsREST gives their HTTP status.
+	errs, errs0, errsREST http.Handler
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -74,6 +75,12 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.jsonrpc(w, r)
 	case r.URL.Path == RESTPath || strings.HasPrefix(r.URL.Path, RESTPath+"/"):
+		if strings.HasSuffix(r.URL.Path, ":stream") || strings.HasSuffix(r.URL.Path, ":subscribe") {
+			rs := &restStream{w: w}
+			h.rest.ServeHTTP(rs, r)
+			rs.decide()
+			return
+		}
 		h.rest.ServeHTTP(w, r)
 	default:
 		httpError(w, http.StatusNotFound, fmt.Sprintf("no endpoint at %s: the agent card is at %s", r.URL.Path, a2asrv.WellKnownAgentCardPath))
@@ -167,4 +174,97 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, code int, m
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// restStream holds back a REST stream's status until its first event.
+// a2a-go answers a streaming request it refuses before any event (a bad
+// message, an unknown task) with a 200 stream whose one event is the
+// error, which clients read as an empty event; restStream answers it with
+// the error's HTTP status and the error as A2A's REST error body, the
+// response a2a-go gives a refused non-streaming request.
+type restStream struct {
+	w       http.ResponseWriter
+	status  int
+	held    []byte
+	decided bool
+	refused bool
+}
+
+func (rs *restStream) Header() http.Header { return rs.w.Header() }
+
+func (rs *restStream) WriteHeader(code int) {
+	if rs.decided {
+		rs.w.WriteHeader(code)
+	} else if rs.status == 0 {
+		rs.status = code
+	}
+}
+
+func (rs *restStream) Write(p []byte) (int, error) {
+	switch {
+	case rs.refused:
+		return len(p), nil // the error is answered; nothing follows it
+	case rs.decided:
+		return rs.w.Write(p)
+	}
+	rs.held = append(rs.held, p...)
+	if bytes.Contains(rs.held, []byte("\n\n")) {
+		rs.decide()
+	}
+	return len(p), nil
+}
+
+// Flush implements http.Flusher, which a2a-go's SSE writer requires.
+func (rs *restStream) Flush() {
+	rs.decide()
+	if !rs.refused {
+		_ = http.NewResponseController(rs.w).Flush()
+	}
+}
+
+// decide writes what was held: the stream as it began, or, when its first
+// event is an error, that error with its status.
+func (rs *restStream) decide() {
+	if rs.decided {
+		return
+	}
+	rs.decided = true
+	if body, code := restStreamError(rs.held); code >= 400 {
+		rs.refused = true
+		hdr := rs.w.Header()
+		hdr.Del("Cache-Control")
+		hdr.Del("X-Accel-Buffering")
+		hdr.Set("Content-Type", "application/json")
+		rs.w.WriteHeader(code)
+		_, _ = rs.w.Write(append(body, '\n'))
+		return
+	}
+	if rs.status != 0 {
+		rs.w.WriteHeader(rs.status)
+	}
+	if len(rs.held) > 0 {
+		_, _ = rs.w.Write(rs.held)
+	}
+}
+
+// restStreamError returns the data of a stream's first event and its
+// HTTP status when the event is a REST error ({"error": {"code": …}}).
+func restStreamError(stream []byte) ([]byte, int) {
+	for _, line := range bytes.Split(stream, []byte("\n")) {
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		var e struct {
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error == nil {
+			return nil, 0
+		}
+		return data, e.Error.Code
+	}
+	return nil, 0
 }

@@ -1,11 +1,13 @@
 // Package protocol serves agentry sessions over A2A (a2a-go v2): JSON-RPC
 // with SSE (A2A 1.0 and, for clients of the gemini-cli generation, 0.3),
 // REST and gRPC, on one port, with gemini-cli's development-tool extension
-// (package devtool). An A2A context is a runtime session (the contextId is
-// the session id); each task is one prompt's run on it. The server turns
-// the session's protocol events into status updates; a tool call that
-// needs the user parks the run and ends the execution input-required
-// until the client's ToolCallConfirmation arrives.
+// (package devtool) for clients that activate it, plain A2A for the
+// others. An A2A context is a runtime session (the contextId is the
+// session id); each task is one prompt's run on it. The server turns the
+// session's protocol events into status updates (and, for plain clients,
+// the answer into an artifact); a tool call that needs the user parks the
+// run and ends the execution input-required until the client's
+// ToolCallConfirmation, or plain reply, arrives.
 //
 // The package knows the runtime only through its protocol events and the
 // Approver interface; HTTP security (token, Host, Origin, body size) is
@@ -48,6 +50,20 @@ const (
 	// DisconnectContinue lets the run finish; its task can be read or
 	// resubscribed to.
 	DisconnectContinue Disconnect = "continue"
+)
+
+// PlainApprovals says how a tool call that needs approval is decided in
+// a task whose client did not activate the development-tool extension.
+type PlainApprovals string
+
+// Plain approval modes.
+const (
+	// PlainApprovalsAsk parks the task input-required with a plain-text
+	// question; the client's reply (yes, always or no) decides.
+	PlainApprovalsAsk PlainApprovals = "ask"
+	// PlainApprovalsPolicy asks nobody: what the session's approval
+	// policy does not allow is denied, as in a batch run.
+	PlainApprovalsPolicy PlainApprovals = "policy"
 )
 
 // SessionRequest asks for the runtime session of a new context.
@@ -103,6 +119,15 @@ type Config struct {
 	// OnDisconnect is the policy for a run whose client disconnects;
 	// default DisconnectAuto.
 	OnDisconnect Disconnect
+	// RequireExtension refuses messages from clients that do not
+	// activate the development-tool extension, and marks it required on
+	// the card. Reads are served either way. By default a client without
+	// it gets plain A2A: status messages with text, the answer as an
+	// artifact, and approvals as plain-text questions.
+	RequireExtension bool
+	// PlainApprovals decides approvals in tasks without the extension;
+	// default PlainApprovalsAsk.
+	PlainApprovals PlainApprovals
 	// Memory serves the memory commands; nil leaves them out.
 	Memory Memory
 	// IdleTimeout closes a context's session when no task has run on it
@@ -175,6 +200,13 @@ func New(cfg Config) (*Server, error) {
 	case DisconnectAuto, DisconnectAbort, DisconnectContinue:
 	default:
 		return nil, fmt.Errorf("protocol: OnDisconnect %q: want auto, abort or continue", cfg.OnDisconnect)
+	}
+	switch cfg.PlainApprovals {
+	case "":
+		cfg.PlainApprovals = PlainApprovalsAsk
+	case PlainApprovalsAsk, PlainApprovalsPolicy:
+	default:
+		return nil, fmt.Errorf("protocol: PlainApprovals %q: want ask or policy", cfg.PlainApprovals)
 	}
 	if cfg.Name == "" {
 		cfg.Name = "agentry"

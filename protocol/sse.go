@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"strconv"
@@ -57,8 +59,11 @@ func hintFrom(ctx context.Context) *batchHint {
 // JSON-RPC response a2a-go writes (checked byte for byte in the tests),
 // and its errors, which a2a-go itself renders (errorJSON).
 //
-// It reports false, having written nothing, for a request it leaves to
-// a2a-go: anything malformed, which a2a-go answers with the right error.
+// A request refused before its first event (bad params, a refused
+// message, an unknown task) is answered with an HTTP error status and the
+// JSON-RPC error, not a stream. It reports false, having written nothing,
+// for a request it leaves to a2a-go: a malformed envelope, which a2a-go
+// answers with the right error.
 func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelope) bool {
 	if env.JSONRPC != "2.0" {
 		return false
@@ -88,30 +93,35 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 	switch env.Method {
 	case methodStream:
 		var req a2a.SendMessageRequest
-		if json.Unmarshal(env.Params, &req) != nil {
-			return false
+		if err := json.Unmarshal(env.Params, &req); err != nil {
+			events = refusal(paramsError(err))
+			break
 		}
 		events = h.s.handler.SendStreamingMessage(ctx, &req)
 	case methodSubscribe:
 		var req a2a.SubscribeToTaskRequest
-		if json.Unmarshal(env.Params, &req) != nil {
-			return false
+		if err := json.Unmarshal(env.Params, &req); err != nil {
+			events = refusal(paramsError(err))
+			break
 		}
 		events = h.s.handler.SubscribeToTask(ctx, &req)
 	case methodLegacyStream:
 		var p a2alegacy.MessageSendParams
-		if json.Unmarshal(env.Params, &p) != nil {
-			return false
+		if err := json.Unmarshal(env.Params, &p); err != nil {
+			events = refusal(paramsError(err))
+			break
 		}
 		req, err := a2av0.ToV1SendMessageRequest(&p)
 		if err != nil {
-			return false
+			events = refusal(paramsError(err))
+			break
 		}
 		events = h.s.handler.SendStreamingMessage(ctx, req)
 	case methodLegacySubscribe:
 		var p a2alegacy.TaskIDParams
-		if json.Unmarshal(env.Params, &p) != nil {
-			return false
+		if err := json.Unmarshal(env.Params, &p); err != nil {
+			events = refusal(paramsError(err))
+			break
 		}
 		events = h.s.handler.SubscribeToTask(ctx, a2av0.ToV1SubscribeToTaskRequest(&p))
 	default:
@@ -123,18 +133,27 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 		errs, errMethod = h.errs0, "tasks/get"
 	}
 
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-cache")
-	hdr.Set("Connection", "keep-alive")
-	hdr.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-
 	buf := make([]byte, 0, 2048)
 	n := 0
 	for ev, err := range events {
 		n++
+		if n == 1 {
+			if err != nil {
+				// Refused before anything happened: an HTTP error with the
+				// JSON-RPC error as its body, which clients read as the
+				// call's error (a 200 stream would look like a stream
+				// that ended without events to some of them).
+				h.refuse(w, ctx, errs, errMethod, idJSON, err)
+				return true
+			}
+			hdr := w.Header()
+			hdr.Set("Content-Type", "text/event-stream")
+			hdr.Set("Cache-Control", "no-cache")
+			hdr.Set("Connection", "keep-alive")
+			hdr.Set("X-Accel-Buffering", "no")
+			w.WriteHeader(http.StatusOK)
+		}
 		buf = append(buf[:0], "id: "...)
 		buf = strconv.AppendInt(buf, int64(n), 10)
 		buf = append(buf, "\ndata: "...)
@@ -171,8 +190,52 @@ func (h *httpHandler) sse(w http.ResponseWriter, r *http.Request, env rpcEnvelop
 			buf = make([]byte, 0, 2048) // one large event does not pin a large buffer
 		}
 	}
+	if n == 0 {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+	}
 	_ = rc.Flush()
 	return true
+}
+
+// refuse answers a streaming request refused before its first event: the
+// HTTP status A2A's REST binding gives the error (a2a-go's table), and the
+// JSON-RPC error response a2a-go renders as the body.
+func (h *httpHandler) refuse(w http.ResponseWriter, ctx context.Context, errs http.Handler, method string, idJSON []byte, err error) {
+	body := errorJSON(ctx, errs, method, idJSON, err)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(h.httpStatus(ctx, err))
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// httpStatus is the HTTP status a2a-go's REST binding answers err with.
+func (h *httpHandler) httpStatus(ctx context.Context, err error) int {
+	req, rerr := http.NewRequestWithContext(context.WithValue(ctx, errorKey{}, err), http.MethodGet, "/tasks/-", nil)
+	if rerr != nil {
+		return http.StatusInternalServerError
+	}
+	rec := &recorder{header: http.Header{}}
+	h.errsREST.ServeHTTP(rec, req)
+	if rec.code < 400 {
+		return http.StatusInternalServerError
+	}
+	return rec.code
+}
+
+// refusal is a stream that fails at once with err.
+func refusal(err error) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) { yield(nil, err) }
+}
+
+// paramsError is the error for params that do not decode, as a2a-go
+// names it: invalid params for a value of the wrong type, else a parse
+// error.
+func paramsError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) {
+		return fmt.Errorf("%w: %w", a2a.ErrInvalidParams, err)
+	}
+	return fmt.Errorf("%w: %w", a2a.ErrParseError, err)
 }
 
 // errorKey carries the error errorEcho answers with.
@@ -204,9 +267,19 @@ func errorJSON(ctx context.Context, errs http.Handler, method string, idJSON []b
 // recorder is the http.ResponseWriter errorJSON hands a2a-go.
 type recorder struct {
 	header http.Header
+	code   int
 	body   bytes.Buffer
 }
 
-func (r *recorder) Header() http.Header         { return r.header }
-func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
-func (r *recorder) WriteHeader(int)             {}
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.body.Write(p)
+}
+func (r *recorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+}

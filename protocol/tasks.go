@@ -48,6 +48,10 @@ type liveTask struct {
 	c  *convo
 	q  *queue
 	tr *translator
+	// pl, set for a task whose first request did not activate the
+	// development-tool extension, shapes its events as plain A2A. The
+	// request that starts a task decides its shape for every follower.
+	pl *plainTranslator
 	// stream is set by attach, under c.mu.
 	stream string
 
@@ -56,6 +60,9 @@ type liveTask struct {
 	// are never changed once added, so a snapshot shares them.
 	task    *a2a.Task
 	version taskstore.TaskVersion
+	// answer is the text of the answer artifact, the one artifact a task
+	// has (plain tasks only).
+	answer strings.Builder
 	// delta marks the history messages that are answer text deltas, in
 	// step with task.History (see mergeDeltas); statusDelta says whether
 	// the current status message is one.
@@ -88,6 +95,25 @@ type liveTask struct {
 	// attached is closed when the run's stream is known (stream set) or
 	// the task failed to start.
 	attached chan struct{}
+}
+
+// stateChange is a state update in the task's shape.
+func (t *liveTask) stateChange(state a2a.TaskState, text, errText string) *a2a.TaskStatusUpdateEvent {
+	if t.pl != nil {
+		if text == "" {
+			text = errText
+		}
+		return t.pl.status(state, text)
+	}
+	return t.tr.stateChange(state, text, errText)
+}
+
+// lastError is the message of the run's last error event.
+func (t *liveTask) lastError() string {
+	if t.pl != nil {
+		return t.pl.lastError
+	}
+	return t.tr.lastError
 }
 
 func (t *liveTask) waitingFor() string {
@@ -127,6 +153,10 @@ func (t *liveTask) apply(evs ...a2a.Event) (changes []a2a.Event, stored *a2a.Tas
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, ev := range evs {
+		if a, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+			t.addArtifact(a)
+			continue
+		}
 		u, ok := ev.(*a2a.TaskStatusUpdateEvent)
 		if !ok {
 			continue
@@ -146,6 +176,8 @@ func (t *liveTask) apply(evs ...a2a.Event) (changes []a2a.Event, stored *a2a.Tas
 			if dev.Kind == devtool.KindStateChange || u.Status.State != prev {
 				changes = append(changes, ev)
 			}
+		} else if u.Status.State != prev {
+			changes = append(changes, ev)
 		}
 	}
 	if len(changes) > 0 {
@@ -153,6 +185,37 @@ func (t *liveTask) apply(evs ...a2a.Event) (changes []a2a.Event, stored *a2a.Tas
 		stored.History = mergeDeltas(stored.History, t.delta)
 	}
 	return changes, stored
+}
+
+// addArtifact applies an artifact update to the task; t.mu is held. The
+// answer's chunks become one text part, built without copying what came
+// before, and the artifact is replaced, not changed, so snapshots already
+// handed out stay as they were.
+func (t *liveTask) addArtifact(u *a2a.TaskArtifactUpdateEvent) {
+	i := slices.IndexFunc(t.task.Artifacts, func(a *a2a.Artifact) bool { return a.ID == u.Artifact.ID })
+	if i < 0 || !u.Append {
+		t.answer.Reset()
+	}
+	t.answer.WriteString(partsText(u.Artifact.Parts))
+	a := *u.Artifact
+	if i >= 0 && u.Append {
+		a = *t.task.Artifacts[i]
+	}
+	a.Parts = a2a.ContentParts{a2a.NewTextPart(t.answer.String())}
+	if i < 0 {
+		t.task.Artifacts = append(t.task.Artifacts, &a)
+	} else {
+		t.task.Artifacts[i] = &a
+	}
+}
+
+// partsText is the text of an answer artifact's parts.
+func partsText(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text())
+	}
+	return b.String()
 }
 
 // addHistory appends a message to the task's history; t.mu is held.
@@ -383,8 +446,13 @@ func (s *Server) cancelStored(ctx context.Context, id a2a.TaskID) (*a2a.Task, er
 	case task.Status.State.Terminal():
 		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s is already %s", id, task.Status.State))
 	}
-	tr := newTranslator(task.TaskInfo(), s.cfg.Model, s.now)
-	ev := tr.stateChange(a2a.TaskStateCanceled, "Task cancelled.", "")
+	var ev *a2a.TaskStatusUpdateEvent
+	if _, ext := task.Metadata[devtool.URI]; ext {
+		ev = newTranslator(task.TaskInfo(), s.cfg.Model, s.now).stateChange(a2a.TaskStateCanceled, "Task cancelled.", "")
+	} else {
+		// No development-tool update was ever stored: a plain task.
+		ev = newPlainTranslator(task.TaskInfo(), s.now).status(a2a.TaskStateCanceled, "Task cancelled.")
+	}
 	if task.Status.Message != nil {
 		task.History = append(task.History, task.Status.Message)
 	}
@@ -438,6 +506,9 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 		task: task, version: version, running: true,
 		answered: map[string]string{}, attached: make(chan struct{}),
 	}
+	if !extensionActive(ctx) {
+		t.pl = newPlainTranslator(task.TaskInfo(), s.now)
+	}
 	s.addLive(t)
 	first := copyTask(task)
 	t.publish(first)
@@ -454,12 +525,12 @@ func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageReques
 		defer close(t.attached)
 		s.log.Warn("a2a: task failed to start", "task", t.id, "err", err)
 		s.releaseContext(t)
-		s.record(t, t.tr.stateChange(a2a.TaskStateFailed, err.Error(), err.Error()))
+		s.record(t, t.stateChange(a2a.TaskStateFailed, err.Error(), err.Error()))
 		s.finish(t)
 		s.endExecution(t)
 		s.slots.release()
 	}
-	s.record(t, t.tr.stateChange(a2a.TaskStateWorking, "", ""))
+	s.record(t, t.stateChange(a2a.TaskStateWorking, "", ""))
 	settings, _, _ := devtool.SettingsFrom(msg.Metadata)
 	var c *convo
 	for {
@@ -554,6 +625,12 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 	s.slots.acquire(true)
 	if ans.outcome == runtime.Cancel {
 		t.tr.denied[ap.req.CallID] = true
+	}
+	if t.pl != nil {
+		// A plain client sees the task working again before any answer
+		// text (an artifact update carries no state). The run is parked:
+		// nothing else translates for it until it has the answer.
+		s.record(t, t.pl.status(a2a.TaskStateWorking, ""))
 	}
 	ap.answer <- *ans
 	return t, from, nil
@@ -721,6 +798,9 @@ func (s *Server) clientLeft(t *liveTask) {
 // that the execution ends: the run ended, or it parked on a
 // confirmation.
 func (s *Server) translate(t *liveTask, items []item) (out []a2a.Event, done bool) {
+	if t.pl != nil {
+		return s.translatePlain(t, items)
+	}
 	// A lone delta's text is used as it is; only a run of them is
 	// copied into text.
 	var (
@@ -800,24 +880,69 @@ func onlyText(parts []runtime.ContentPart) bool {
 // whose tasks never complete, a finished run completes its task; the
 // conversation goes on in a new task of the same context.
 func (s *Server) final(t *liveTask, end *runtime.AgentEnd) a2a.Event {
-	tr := t.tr
 	switch end.Reason {
 	case runtime.EndCompleted:
-		return tr.stateChange(a2a.TaskStateCompleted, "", "")
+		return t.stateChange(a2a.TaskStateCompleted, "", "")
 	case runtime.EndAborted:
 		t.mu.Lock()
 		gone := t.disconnected
 		t.mu.Unlock()
 		if gone {
-			return tr.stateChange(a2a.TaskStateCanceled, "Execution aborted by client.", "")
+			return t.stateChange(a2a.TaskStateCanceled, "Execution aborted by client.", "")
 		}
-		return tr.stateChange(a2a.TaskStateCanceled, "Task cancelled.", "")
+		return t.stateChange(a2a.TaskStateCanceled, "Task cancelled.", "")
 	}
-	msg := tr.lastError
+	msg := t.lastError()
 	if msg == "" {
 		msg = fmt.Sprintf("the run ended: %s", end.Reason)
 	}
-	return tr.stateChange(a2a.TaskStateFailed, msg, msg)
+	return t.stateChange(a2a.TaskStateFailed, msg, msg)
+}
+
+// translatePlain is translate for a plain task: consecutive text deltas
+// become one artifact chunk; the answer's last chunk goes out before the
+// terminal status.
+func (s *Server) translatePlain(t *liveTask, items []item) (out []a2a.Event, done bool) {
+	p := t.pl
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			out = append(out, p.chunk(text.String()))
+			text.Reset()
+		}
+	}
+	defer func() { p.at = time.Time{} }()
+	for _, it := range items {
+		p.at = it.ev.Timestamp
+		switch {
+		case it.approval != nil:
+			flush()
+			t.mu.Lock()
+			t.waiting = it.approval
+			t.mu.Unlock()
+			out = append(out, p.status(a2a.TaskStateInputRequired, question(it.approval.req, t.c.workspace)))
+			return out, true
+		case it.executing != "":
+			flush()
+			out = append(out, p.executing(it.executing)...)
+		case it.ev.Type == runtime.EventMessage && it.ev.Message.Role == runtime.RoleAgent && onlyText(it.ev.Message.Content):
+			for _, part := range it.ev.Message.Content {
+				text.WriteString(part.Text)
+			}
+		case it.ev.Type == runtime.EventAgentEnd:
+			flush()
+			if c := p.close(); c != nil {
+				out = append(out, c)
+			}
+			out = append(out, s.final(t, it.ev.AgentEnd))
+			return out, true
+		default:
+			flush()
+			out = append(out, p.event(it.ev, t.tr.denied)...)
+		}
+	}
+	flush()
+	return out, false
 }
 
 // contentOf converts a message's parts into the runtime's content: text

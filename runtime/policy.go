@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -77,6 +78,11 @@ type MCPDetails struct {
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (Outcome, error)
 }
+
+// ErrNoHuman is returned by an Approver that has nobody to ask about this
+// call (an A2A client that cannot answer questions): the call is denied as
+// in a run without an Approver.
+var ErrNoHuman = errors.New("no human to ask")
 
 // EditingApprover is an Approver whose human may change the call before
 // approving it, such as the content of a file an edit writes. The

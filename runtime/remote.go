@@ -166,6 +166,11 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 	if err != nil {
 		return fail(err)
 	}
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	hc = &http.Client{Transport: refusedStreams{base: rt}, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}
 	client, err := a2aclient.NewFromCard(ctx, card,
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),

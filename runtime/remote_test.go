@@ -851,3 +851,46 @@ func TestRemoteAgentProtocol(t *testing.T) {
 		t.Errorf("Send after Close: %v, want ErrClosed", err)
 	}
 }
+
+// TestRemoteAgentRefusedStream: a JSON-RPC server that refuses a
+// streaming request with an HTTP error and the JSON-RPC error as its body
+// (as agentry serve does) has its reason, not just its status, reach the
+// caller's model.
+func TestRemoteAgentRefusedStream(t *testing.T) {
+	const reason = "task t1 is waiting for an answer about tool call c1 (write_file): reply with text: yes, always or no"
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux) // 127.0.0.1
+	t.Cleanup(srv.Close)
+	mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(&a2a.AgentCard{
+		Name: "Refuser", Description: "Refuses.", Version: "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rpc", a2a.TransportProtocolJSONRPC)},
+		Capabilities:        a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+	}))
+	mux.HandleFunc("POST /rpc", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "{\"jsonrpc\":\"2.0\",\"id\":%s,\n\"error\":{\"code\":-32602,\"message\":%q}}\n", req.ID, reason)
+	})
+	def := agents.Definition{Name: "refuser", Kind: agents.KindRemote, AgentCardURL: srv.URL + a2asrv.WellKnownAgentCardPath}
+	sub := remoteTool(t, nil, def)
+	var errs []string
+	res, err := sub.runRemote(t.Context(), def, "yes please", func(ev Event) {
+		if ev.Type == EventError {
+			errs = append(errs, ev.Error.Status+" "+ev.Error.Message)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], statusInvalidArg+" ") || !strings.Contains(errs[0], reason) {
+		t.Errorf("error events %q, want one %s naming the server's reason", errs, statusInvalidArg)
+	}
+	if res.TerminateReason != TerminateError || !strings.Contains(res.Result, reason) {
+		t.Errorf("result %+v", res)
+	}
+}

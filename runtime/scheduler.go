@@ -126,6 +126,12 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		if err == nil && edited != nil && (outcome == ProceedOnce || outcome == ProceedAlways) {
 			args = edited
 		}
+		if errors.Is(err, ErrNoHuman) {
+			info.errType = tools.ErrPolicyViolation
+			info.decision = "reject"
+			//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
+			return nil, fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.", st.t.DisplayName())
+		}
 		if err != nil {
 			info.errType = tools.ErrCancelled
 			return nil, fmt.Errorf("approval of %s failed: %w", st.t.Name(), err)

@@ -68,8 +68,9 @@ func newServeCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command 
 		Use:   "serve",
 		Short: "Serve agent sessions over A2A to IDEs and other agents",
 		Long: `Serve agent sessions over A2A (JSON-RPC with SSE, REST and gRPC on one
-port; A2A 1.0, and 0.3 for clients of the gemini-cli generation) with
-gemini-cli's development-tool extension.
+port; A2A 1.0, and 0.3 for clients of the gemini-cli generation) to any A2A
+client; clients that activate gemini-cli's development-tool extension get its
+updates, the others plain A2A (a2a.requireExtension refuses them instead).
 
 The server listens on 127.0.0.1 unless --host says otherwise. Every request
 but the agent card needs the bearer token: AGENTRY_A2A_TOKEN, or
@@ -246,6 +247,11 @@ func isLoopback(host string) bool {
 // store, model resolver and model availability for every context, the
 // agents loaded once, each context's settings loaded for its workspace.
 func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.FlagSet, baseURL string, roots []string, privatePush bool, log *slog.Logger) (*protocol.Server, func(), error) {
+	switch settings.A2A.PlainApprovals {
+	case "", string(protocol.PlainApprovalsAsk), string(protocol.PlainApprovalsPolicy):
+	default:
+		return nil, nil, &inputError{fmt.Sprintf("a2a.plainApprovals is %q: use ask (the default: a client without the development-tool extension is asked yes, always or no) or policy (the approval policy decides, as in a batch run)", settings.A2A.PlainApprovals)}
+	}
 	store, closeStore, err := runtime.OpenStore(ctx, settings, log)
 	if err != nil {
 		return nil, nil, err
@@ -294,9 +300,13 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		PushSender:   push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
 		MaxTasks:     settings.A2A.MaxTasks,
 		OnDisconnect: protocol.Disconnect(settings.A2A.OnDisconnect),
-		Memory:       memory{ws},
-		IdleTimeout:  idle,
-		Logger:       log,
+		// A client without the development-tool extension gets plain A2A
+		// unless the settings require the extension.
+		RequireExtension: settings.A2A.RequireExtension,
+		PlainApprovals:   protocol.PlainApprovals(settings.A2A.PlainApprovals),
+		Memory:           memory{ws},
+		IdleTimeout:      idle,
+		Logger:           log,
 	})
 	if err != nil {
 		_ = closeStore()
@@ -428,7 +438,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
 		},
 		Workspace: settings.Workspace, Model: settings.Model.Name, Version: version.Version(),
-		BaseURL: base, Logger: log,
+		BaseURL: base, Logger: log, RequireExtension: settings.A2A.RequireExtension,
 	})
 	if err != nil {
 		_ = ln.Close()
