@@ -38,7 +38,7 @@ func (s *Server) Handler() http.Handler {
 	a2agrpc.NewHandler(s.handler).RegisterWith(g)
 	return &httpHandler{
 		s:     s,
-		card:  a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.card)),
+		card:  a2asrv.NewAgentCardHandler(s.cardProducer()),
 		v1:    a2asrv.NewJSONRPCHandler(s.handler),
 		v0:    a2av0.NewJSONRPCHandler(s.handler),
 		rest:  http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
