@@ -29,6 +29,9 @@ func (i interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2
 	if err := activate(cc); err != nil {
 		return ctx, nil, err
 	}
+	if err := i.s.check(req.Payload); err != nil {
+		return ctx, nil, err
+	}
 	if p, ok := req.Payload.(*a2a.SendMessageRequest); ok {
 		return ctx, nil, i.s.admit(ctx, p)
 	}

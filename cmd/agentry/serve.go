@@ -284,19 +284,20 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			}
 			return runtime.FromSettings(ctx, s, opts)
 		},
-		Workspace:    settings.Workspace,
-		AllowedRoots: roots,
-		Model:        settings.Model.Name,
-		Version:      version.Version(),
-		BaseURL:      baseURL,
-		TaskStore:    tasks,
-		PushStore:    pushStore,
-		PushSender:   push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
-		MaxTasks:     settings.A2A.MaxTasks,
-		OnDisconnect: protocol.Disconnect(settings.A2A.OnDisconnect),
-		Memory:       memory{ws},
-		IdleTimeout:  idle,
-		Logger:       log,
+		Workspace:        settings.Workspace,
+		AllowedRoots:     roots,
+		Model:            settings.Model.Name,
+		Version:          version.Version(),
+		BaseURL:          baseURL,
+		TaskStore:        tasks,
+		PushStore:        pushStore,
+		PushSender:       push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
+		AllowPrivatePush: privatePush,
+		MaxTasks:         settings.A2A.MaxTasks,
+		OnDisconnect:     protocol.Disconnect(settings.A2A.OnDisconnect),
+		Memory:           memory{ws},
+		IdleTimeout:      idle,
+		Logger:           log,
 	})
 	if err != nil {
 		_ = closeStore()
@@ -428,7 +429,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
 		},
 		Workspace: settings.Workspace, Model: settings.Model.Name, Version: version.Version(),
-		BaseURL: base, Logger: log,
+		BaseURL: base, Logger: log, AllowPrivatePush: settings.Security.A2A.AllowPrivatePush,
 	})
 	if err != nil {
 		_ = ln.Close()
