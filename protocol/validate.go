@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -393,10 +394,92 @@ func restChecks(next http.Handler) http.Handler {
 		case r.Method == http.MethodPost && isTask && strings.HasSuffix(rest, ":cancel"):
 			cancelConflict(next, w, r)
 			return
+		case r.Method == http.MethodPost && (r.URL.Path == "/message:send" || r.URL.Path == "/message:stream"):
+			if body, err := io.ReadAll(r.Body); err == nil {
+				body = camelNames(body)
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			} else {
+				r.Body = io.NopCloser(errReader{err})
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
 }
+
+// protoNames are the protobuf field names of a SendMessageRequest's
+// members that ProtoJSON also accepts, with their JSON names. a2a-go
+// decodes the JSON names only; a client writing the proto names (the A2A
+// TCK's REST client does) would lose its message's ids.
+var protoNames = map[string]string{
+	"message_id": "messageId", "context_id": "contextId", "task_id": "taskId",
+	"reference_task_ids": "referenceTaskIds", "media_type": "mediaType",
+	"accepted_output_modes": "acceptedOutputModes", "history_length": "historyLength",
+	"return_immediately": "returnImmediately", "task_push_notification_config": "taskPushNotificationConfig",
+}
+
+// camelNames renames the proto names of a SendMessageRequest body (its
+// message, parts and configuration) to their JSON names, as a ProtoJSON
+// parser reads them. A body it cannot read is returned as it is.
+func camelNames(body []byte) []byte {
+	var req map[string]json.RawMessage
+	if json.Unmarshal(body, &req) != nil {
+		return body
+	}
+	changed := false
+	rename := func(raw json.RawMessage, nested func(map[string]json.RawMessage)) json.RawMessage {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil {
+			return raw
+		}
+		for proto, name := range protoNames {
+			if v, ok := m[proto]; ok {
+				if _, dup := m[name]; !dup {
+					m[name] = v
+				}
+				delete(m, proto)
+				changed = true
+			}
+		}
+		if nested != nil {
+			nested(m)
+		}
+		out, err := json.Marshal(m)
+		if err != nil {
+			return raw
+		}
+		return out
+	}
+	if msg, ok := req["message"]; ok {
+		req["message"] = rename(msg, func(m map[string]json.RawMessage) {
+			var parts []json.RawMessage
+			if json.Unmarshal(m["parts"], &parts) != nil {
+				return
+			}
+			for i, p := range parts {
+				parts[i] = rename(p, nil)
+			}
+			if b, err := json.Marshal(parts); err == nil {
+				m["parts"] = b
+			}
+		})
+	}
+	if c, ok := req["configuration"]; ok {
+		req["configuration"] = rename(c, nil)
+	}
+	if !changed {
+		return body
+	}
+	out, err := json.Marshal(req)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+// errReader fails every read with err (a body that could not be read).
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // checkListQuery checks a REST ListTasks query.
 func checkListQuery(q url.Values) error {

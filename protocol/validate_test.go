@@ -385,3 +385,30 @@ func TestPushConfigPrivateAddress(t *testing.T) {
 		t.Errorf("with AllowPrivatePush a loopback webhook is refused: %v", err)
 	}
 }
+
+// TestRESTProtoFieldNames: over REST a message may name its fields as the
+// protobuf does (message_id, context_id, media_type), as ProtoJSON
+// parsers accept and the A2A TCK's REST client sends; they are not lost.
+func TestRESTProtoFieldNames(t *testing.T) {
+	h := newHarness(t, []string{textTurn("One."), textTurn("Two.")})
+	first := collect(t, h.client("jsonrpc"), userMessage("one", ""))[0].(*a2a.Task)
+	code, body := h.raw("POST", "/rest/message:send", fmt.Sprintf(
+		`{"message":{"message_id":"p1","role":"ROLE_USER","context_id":%q,"parts":[{"text":"two","media_type":"text/plain"}]},"configuration":{"history_length":1}}`,
+		first.ContextID), nil)
+	if code != http.StatusOK {
+		t.Fatalf("HTTP %d %s", code, body)
+	}
+	var resp struct {
+		Task *a2a.Task `json:"task"`
+	}
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || resp.Task == nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if resp.Task.ContextID != first.ContextID || resp.Task.Status.State != a2a.TaskStateCompleted || len(resp.Task.History) != 1 {
+		t.Errorf("task %s in context %s (want %s), %d history messages (want 1)", resp.Task.Status.State, resp.Task.ContextID, first.ContextID, len(resp.Task.History))
+	}
+	got, err := h.client("jsonrpc").GetTask(t.Context(), &a2a.GetTaskRequest{ID: resp.Task.ID})
+	if err != nil || got.History[0].ID != "p1" || got.History[0].Parts[0].MediaType != "text/plain" {
+		t.Errorf("stored message: %+v %v", got.History[0], err)
+	}
+}
