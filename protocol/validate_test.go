@@ -145,6 +145,13 @@ func TestSendMessageInvalidParams(t *testing.T) {
 				_, body := h.raw("POST", "/", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%q,"params":{"message":%s}}`, method, c.message), nil)
 				wantRPC(t, body, -32602, c.field)
 			}
+			if c.name == "part without content" {
+				// Refused before any stream starts: an HTTP error.
+				code, body := h.raw("POST", "/", `{"jsonrpc":"2.0","id":1,"method":"SendStreamingMessage","params":{"message":`+c.message+`}}`, nil)
+				if code != http.StatusBadRequest {
+					t.Errorf("stream refused before it started: HTTP %d, want 400; %s", code, body)
+				}
+			}
 			if c.legacy != "" {
 				_, body := h.raw("POST", "/", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":`+c.legacy+`}}`, nil)
 				wantRPC(t, body, -32602, c.field)
