@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -29,6 +28,9 @@ func (i interceptor) Before(ctx context.Context, cc *a2asrv.CallContext, req *a2
 	cc.User = a2asrv.NewAuthenticatedUser(User, nil)
 	active, err := activate(cc)
 	if err != nil {
+		return ctx, nil, err
+	}
+	if err := i.s.check(req.Payload); err != nil {
 		return ctx, nil, err
 	}
 	if p, ok := req.Payload.(*a2a.SendMessageRequest); ok {
@@ -223,51 +225,4 @@ func confirmationIn(m *a2a.Message) (devtool.ToolCallConfirmation, bool, error) 
 		}
 	}
 	return devtool.ToolCallConfirmation{}, false, nil
-}
-
-// agentCard builds the card: the three A2A 1.0 bindings on one port and
-// the development-tool extension, required only if the server says so.
-func (s *Server) agentCard() *a2a.AgentCard {
-	base := strings.TrimSuffix(s.cfg.BaseURL, "/")
-	hostPort := strings.TrimPrefix(strings.TrimPrefix(base, "http://"), "https://")
-	desc := s.cfg.Description
-	if desc == "" {
-		desc = "agentry, a coding agent: it reads, searches and edits the files of a workspace and runs shell commands there, asking before it changes anything."
-	}
-	version := s.cfg.Version
-	if version == "" {
-		version = "dev"
-	}
-	return &a2a.AgentCard{
-		Name:        s.cfg.Name,
-		Description: desc,
-		Version:     version,
-		SupportedInterfaces: []*a2a.AgentInterface{
-			{URL: base + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
-			{URL: base + RESTPath, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2a.Version},
-			{URL: hostPort, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2a.Version},
-			// The same endpoint speaks A2A 0.3 (method names with a
-			// slash); a2a-go's union card gives 0.3 clients its URL.
-			{URL: base + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3"},
-		},
-		Capabilities: a2a.AgentCapabilities{
-			Streaming:         true,
-			PushNotifications: true,
-			Extensions: []a2a.AgentExtension{{
-				URI: devtool.URI, Description: devtool.Description, Required: s.cfg.RequireExtension,
-			}},
-		},
-		DefaultInputModes:  []string{"text/plain", "application/json"},
-		DefaultOutputModes: []string{"text/plain", "application/json"},
-		Skills: []a2a.AgentSkill{{
-			ID: "code_generation", Name: "Code generation",
-			Description: "Writes, edits and explains code in the workspace, runs commands and tests, and answers questions about the project.",
-			Tags:        []string{"code", "development", "shell"},
-			Examples:    []string{"Add a unit test for the parser", "Why does `go vet` fail?"},
-		}},
-		SecuritySchemes: a2a.NamedSecuritySchemes{
-			"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "The token agentry serve prints at start, or security.a2a.token / AGENTRY_A2A_TOKEN"},
-		},
-		SecurityRequirements: a2a.SecurityRequirementsOptions{{"bearer": {}}},
-	}
 }

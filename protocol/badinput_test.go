@@ -157,7 +157,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// A repeated confirmation is named as a duplicate.
 	_, body := h.raw("POST", "/", confirmation(string(task.ID), callID), nil)
-	if _, msg := rpcError(body); !strings.Contains(msg, "is finished") && !strings.Contains(msg, "already answered") {
+	if _, msg := rpcError(body); !strings.Contains(msg, "takes no more messages") && !strings.Contains(msg, "already answered") {
 		t.Fatalf("duplicate confirmation: %s", body)
 	}
 }

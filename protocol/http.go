@@ -34,14 +34,14 @@ const RESTPath = "/rest"
 // It answers the A2A-Extensions header with the activated extension. The
 // caller wraps it in package guard's checks.
 func (s *Server) Handler() http.Handler {
-	g := grpc.NewServer()
+	g := grpc.NewServer(grpc.ChainUnaryInterceptor(grpcChecks()))
 	a2agrpc.NewHandler(s.handler).RegisterWith(g)
 	return &httpHandler{
 		s:        s,
-		card:     a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(s.card)),
+		card:     a2asrv.NewAgentCardHandler(s.cardProducer()),
 		v1:       a2asrv.NewJSONRPCHandler(s.handler),
 		v0:       a2av0.NewJSONRPCHandler(s.handler),
-		rest:     http.StripPrefix(RESTPath, a2asrv.NewRESTHandler(s.handler)),
+		rest:     http.StripPrefix(RESTPath, restChecks(a2asrv.NewRESTHandler(s.handler))),
 		errs:     a2asrv.NewJSONRPCHandler(errorEcho{}),
 		errs0:    a2av0.NewJSONRPCHandler(errorEcho{}),
 		errsREST: a2asrv.NewRESTHandler(errorEcho{}),
@@ -129,6 +129,9 @@ func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
 	}
 	var env rpcEnvelope
 	_ = json.Unmarshal(body, &env)
+	if h.refuseRPC(w, r, body, env) {
+		return
+	}
 	switch env.Method {
 	case "commands/get":
 		h.s.commandsGet(w, env)

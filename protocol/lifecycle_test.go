@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/config"
@@ -229,7 +228,7 @@ func TestPushForwardsStateChangesOnly(t *testing.T) {
 		callTurn("Listing.", "list_directory", map[string]any{"dir_path": "."}),
 		textTurn("Empty."),
 	}, func(c *protocol.Config, _ *config.Settings) {
-		c.PushSender = push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: true})
+		c.AllowPrivatePush = true
 	})
 	req := &a2a.SendMessageRequest{Message: userMessage("list", ""),
 		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.URL, Token: "hook-secret"}}}

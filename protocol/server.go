@@ -113,6 +113,11 @@ type Config struct {
 	// them; both default to a2a-go's in-memory store and HTTP sender.
 	PushStore  push.ConfigStore
 	PushSender push.Sender
+	// AllowPrivatePush accepts push notification configs whose webhook is
+	// on this machine or a private or link-local network, refused by
+	// default when the config is created; the default sender then
+	// delivers to them too.
+	AllowPrivatePush bool
 	// MaxTasks bounds the tasks running at once (parked tasks do not
 	// count); default 16.
 	MaxTasks int
@@ -240,7 +245,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.PushStore = push.NewInMemoryStore()
 	}
 	if cfg.PushSender == nil {
-		cfg.PushSender = push.NewHTTPPushSender(nil)
+		cfg.PushSender = push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: cfg.AllowPrivatePush})
 	}
 	s.cfg = cfg
 	s.card = s.agentCard()

@@ -444,7 +444,7 @@ func (s *Server) cancelStored(ctx context.Context, id a2a.TaskID) (*a2a.Task, er
 	case task.Status.State == a2a.TaskStateCanceled:
 		return task, nil
 	case task.Status.State.Terminal():
-		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s is already %s", id, task.Status.State))
+		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, fmt.Sprintf("task %s is already %s: only a task that has not ended can be canceled", id, stateName(task.Status.State)))
 	}
 	var ev *a2a.TaskStatusUpdateEvent
 	if _, ext := task.Metadata[devtool.URI]; ext {
@@ -586,10 +586,11 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 	if t == nil {
 		// Finished, unknown or left by a restart: the interceptor said
 		// which; the store's error stands.
-		if _, err := s.cfg.TaskStore.Get(ctx, m.TaskID); err != nil {
+		st, err := s.cfg.TaskStore.Get(ctx, m.TaskID)
+		if err != nil {
 			return nil, 0, err
 		}
-		return nil, 0, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("task %s is finished; send a new message in its context to go on", m.TaskID))
+		return nil, 0, finishedTask(m.TaskID, st.Task)
 	}
 	t.mu.Lock()
 	// The execution that parked the run publishes input-required before

@@ -254,20 +254,52 @@ func (h headerInterceptor) Before(ctx context.Context, req *a2aclient.Request) (
 
 // newGRPCTransport opens a gRPC connection to a card's interface: TLS,
 // except to a loopback address, where a local agent rarely has a
-// certificate and nothing leaves the machine.
+// certificate and nothing leaves the machine, or when the URL's scheme
+// says which (http/grpc: plain, https/grpcs: TLS).
 func newGRPCTransport(_ context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
+	target, plain := grpcTarget(iface.URL)
 	creds := credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
-	if isLoopback(iface.URL) {
+	if plain {
 		creds = insecure.NewCredentials()
 	}
-	conn, err := grpc.NewClient(iface.URL, grpc.WithTransportCredentials(creds))
+	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, err
 	}
 	return a2agrpc.NewGRPCTransport(conn), nil
 }
 
-// isLoopback reports whether a gRPC target ("host:port") is on this
+// grpcTarget turns a card's gRPC URL into a target for grpc.NewClient and
+// says whether the connection is plain text. Cards spell the URL as
+// host:port, as a gRPC target URI (dns:///host:port) or as an HTTP-style
+// URL (http://host:port, grpcs://host); gRPC itself dials only the first
+// two.
+func grpcTarget(raw string) (target string, plain bool) {
+	u, err := url.Parse(raw)
+	if err == nil && u.Host != "" {
+		switch u.Scheme {
+		case "http", "grpc", "https", "grpcs":
+			secure := u.Scheme == "https" || u.Scheme == "grpcs"
+			port := u.Port()
+			if port == "" {
+				port = map[bool]string{true: "443", false: "80"}[secure]
+			}
+			return net.JoinHostPort(u.Hostname(), port), !secure
+		}
+	}
+	if err == nil && (u.Scheme == "unix" || u.Scheme == "unix-abstract") {
+		return raw, true
+	}
+	// host:port, or a target URI whose endpoint is its path
+	// (dns:///host:port, passthrough:///host:port).
+	endpoint := raw
+	if err == nil && u.Scheme != "" && u.Opaque == "" {
+		endpoint = strings.TrimPrefix(u.Path, "/")
+	}
+	return raw, isLoopback(endpoint)
+}
+
+// isLoopback reports whether a gRPC endpoint ("host:port") is on this
 // machine.
 func isLoopback(target string) bool {
 	host, _, err := net.SplitHostPort(target)

@@ -203,8 +203,9 @@ func (s *remoteServer) CardHeaders() []string {
 // serverOpts shape a test server.
 type serverOpts struct {
 	// binding is the card's interface: "jsonrpc" (default), "rest",
-	// "grpc", or "v0.3" (JSON-RPC 0.3 with a 0.3 card, as gemini-cli's
-	// a2a-server serves).
+	// "grpc" (host:port), "grpc-dns" (dns:///host:port, as agentry serves),
+	// "grpc-http" (http://host:port), or "v0.3" (JSON-RPC 0.3 with a 0.3
+	// card, as gemini-cli's a2a-server serves).
 	binding string
 	// token is the Authorization every A2A call must carry; cardToken the
 	// one the card request must.
@@ -234,7 +235,7 @@ func startRemote(t *testing.T, o serverOpts) *remoteServer {
 	case "rest":
 		mux.Handle("/rest/", http.StripPrefix("/rest", a2asrv.NewRESTHandler(h)))
 		s.card.SupportedInterfaces = []*a2a.AgentInterface{a2a.NewAgentInterface(srv.URL+"/rest", a2a.TransportProtocolHTTPJSON)}
-	case "grpc":
+	case "grpc", "grpc-dns", "grpc-http":
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -243,7 +244,8 @@ func startRemote(t *testing.T, o serverOpts) *remoteServer {
 		a2agrpc.NewHandler(h).RegisterWith(gs)
 		go gs.Serve(lis)
 		t.Cleanup(gs.Stop)
-		s.card.SupportedInterfaces = []*a2a.AgentInterface{a2a.NewAgentInterface(lis.Addr().String(), a2a.TransportProtocolGRPC)}
+		prefix := map[string]string{"grpc": "", "grpc-dns": "dns:///", "grpc-http": "http://"}[o.binding]
+		s.card.SupportedInterfaces = []*a2a.AgentInterface{a2a.NewAgentInterface(prefix+lis.Addr().String(), a2a.TransportProtocolGRPC)}
 	case "v0.3":
 		mux.Handle("/v0", a2av0.NewJSONRPCHandler(h))
 		// A card of the 0.3 generation: url and preferredTransport, no
@@ -301,7 +303,7 @@ const streamedAnswer = "Looking at it.\n\nArtifact (answer):\nThe answer is 42."
 // gemini-cli's reassembled text, over each transport; every event reaches
 // the sink with the A2A contextId as its thread id.
 func TestRemoteAgentStreamsToGoal(t *testing.T) {
-	for _, binding := range []string{"jsonrpc", "rest", "grpc", "v0.3"} {
+	for _, binding := range []string{"jsonrpc", "rest", "grpc", "grpc-dns", "grpc-http", "v0.3"} {
 		t.Run(binding, func(t *testing.T) {
 			s := startRemote(t, serverOpts{binding: binding})
 			def := remoteDef(s)
@@ -892,5 +894,34 @@ func TestRemoteAgentRefusedStream(t *testing.T) {
 	}
 	if res.TerminateReason != TerminateError || !strings.Contains(res.Result, reason) {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// TestGRPCTarget: each spelling of a card's gRPC URL becomes a target
+// grpc.NewClient dials, plain text where the URL or a loopback host says
+// so.
+func TestGRPCTarget(t *testing.T) {
+	for _, c := range []struct {
+		url, target string
+		plain       bool
+	}{
+		{"127.0.0.1:5000", "127.0.0.1:5000", true},
+		{"localhost:5000", "localhost:5000", true},
+		{"[::1]:5000", "[::1]:5000", true},
+		{"agent.example.com:443", "agent.example.com:443", false},
+		{"dns:///127.0.0.1:5000", "dns:///127.0.0.1:5000", true},
+		{"dns:///agent.example.com:443", "dns:///agent.example.com:443", false},
+		{"passthrough:///localhost:5000", "passthrough:///localhost:5000", true},
+		{"http://127.0.0.1:5000", "127.0.0.1:5000", true},
+		{"http://agent.example.com", "agent.example.com:80", true},
+		{"https://agent.example.com/a2a", "agent.example.com:443", false},
+		{"grpc://10.0.0.1:5000", "10.0.0.1:5000", true},
+		{"grpcs://agent.example.com", "agent.example.com:443", false},
+		{"unix:///run/agent.sock", "unix:///run/agent.sock", true},
+	} {
+		target, plain := grpcTarget(c.url)
+		if target != c.target || plain != c.plain {
+			t.Errorf("grpcTarget(%q) = %q, plain %v; want %q, plain %v", c.url, target, plain, c.target, c.plain)
+		}
 	}
 }

@@ -290,16 +290,17 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			}
 			return runtime.FromSettings(ctx, s, opts)
 		},
-		Workspace:    settings.Workspace,
-		AllowedRoots: roots,
-		Model:        settings.Model.Name,
-		Version:      version.Version(),
-		BaseURL:      baseURL,
-		TaskStore:    tasks,
-		PushStore:    pushStore,
-		PushSender:   push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
-		MaxTasks:     settings.A2A.MaxTasks,
-		OnDisconnect: protocol.Disconnect(settings.A2A.OnDisconnect),
+		Workspace:        settings.Workspace,
+		AllowedRoots:     roots,
+		Model:            settings.Model.Name,
+		Version:          version.Version(),
+		BaseURL:          baseURL,
+		TaskStore:        tasks,
+		PushStore:        pushStore,
+		PushSender:       push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
+		AllowPrivatePush: privatePush,
+		MaxTasks:         settings.A2A.MaxTasks,
+		OnDisconnect:     protocol.Disconnect(settings.A2A.OnDisconnect),
 		// A client without the development-tool extension gets plain A2A
 		// unless the settings require the extension.
 		RequireExtension: settings.A2A.RequireExtension,
@@ -439,6 +440,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		},
 		Workspace: settings.Workspace, Model: settings.Model.Name, Version: version.Version(),
 		BaseURL: base, Logger: log, RequireExtension: settings.A2A.RequireExtension,
+		AllowPrivatePush: settings.Security.A2A.AllowPrivatePush,
 	})
 	if err != nil {
 		_ = ln.Close()
