@@ -394,6 +394,9 @@ type batchSpace struct {
 	tel      *telemetry.Telemetry
 	closeTel func() error
 	err      error
+	// toolsChecked makes the workspace's first session check the allow
+	// rules, so that a misspelt tool is reported once, not per prompt.
+	toolsChecked sync.Once
 }
 
 // batch runs the prompts of one input.
@@ -729,6 +732,11 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 		return failWith(err)
 	}
 	defer sess.Close()
+	sp.toolsChecked.Do(func() {
+		if w := sess.AllowedToolsWarning(); w != "" {
+			fmt.Fprintf(b.stderr, "[WARNING] %s\n", w)
+		}
+	})
 	if req.Agent != "" {
 		return b.runAgent(ctx, sess, req, res)
 	}
