@@ -184,6 +184,19 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, err
 	}
+	// A session created here that nothing of a conversation reaches — its
+	// run failed first: no credentials, a bad model — is deleted again, so
+	// that it is never listed or resumed as the latest.
+	dropUnused := func() error { return nil }
+	if !resumed {
+		dropUnused = func() error { return dropIfEmpty(context.WithoutCancel(ctx), svc, sessionID, transcriptFile) }
+	}
+	built := false
+	defer func() {
+		if !built {
+			_ = dropUnused()
+		}
+	}()
 	hookRunner, err := newHookRunner(s, sessionID, ws.Root(), transcriptFile, opts.Logger)
 	if err != nil {
 		set.Close()
@@ -345,7 +358,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Now:            opts.Now,
 		NewID:          opts.NewID,
 		Logger:         opts.Logger,
-		OnClose:        []func() error{closeAgents, set.Close, closeMCP, closeTel},
+		OnClose:        []func() error{closeAgents, set.Close, closeMCP, closeTel, dropUnused},
 	})
 	if err != nil {
 		closeAgents()
@@ -354,6 +367,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		closeTel()
 		return nil, err
 	}
+	built = true
 	return sess, nil
 }
 

@@ -328,7 +328,8 @@ func exitFor(err error) (int, string) {
 const latestSession = "latest"
 
 // resumeID picks the session --resume names: the given id, which must be
-// stored, or the workspace's most recently updated one.
+// stored, or the workspace's latest (the last runtime.ListSessions lists:
+// the most recently started, as in gemini-cli).
 func resumeID(ctx context.Context, store session.Service, want, workspace string) (string, error) {
 	if want != latestSession {
 		if _, err := runtime.GetSession(ctx, store, want); err != nil {
@@ -343,5 +344,5 @@ func resumeID(ctx context.Context, store session.Service, want, workspace string
 	if len(list) == 0 {
 		return "", &inputError{fmt.Sprintf("--resume: no stored session for workspace %s; run without --resume to start one", workspace)}
 	}
-	return list[0].ID, nil
+	return list[len(list)-1].ID, nil
 }
