@@ -58,7 +58,7 @@ func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 the last session is "agentry run -r latest". Each row has the session's id,
 its last update, its turns (the prompts it was given) and its first prompt.
 With --all, every workspace's sessions, and their workspaces, unnumbered.`,
-		Args:  cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return with(c, func(ctx context.Context, s *config.Settings, store sessionStore) error {
 				ws := s.Workspace
