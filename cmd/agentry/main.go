@@ -43,7 +43,7 @@ func Main(ctx context.Context, args []string, io stdio) int {
 	root.SetIn(io.in)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newRunCommand(io, sigs, &exit), newSessionsCommand(io, &exit), newBatchCommand(io, sigs, &exit), newAgentsCommand(io, &exit), newServeCommand(io, sigs, &exit))
+	root.AddCommand(newRunCommand(io, sigs, &exit), newSessionsCommand(io, &exit), newBatchCommand(io, sigs, &exit), newAgentsCommand(io, &exit), newServeCommand(io, sigs, &exit), newVersionCommand(io))
 	if err := root.ExecuteContext(ctx); err != nil {
 		// Errors from run itself were already reported with their exit
 		// code; what reaches here is cobra's: unknown commands and flags.
