@@ -1,9 +1,12 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/subosito/gotenv"
@@ -20,16 +23,22 @@ func credentialKeys() []string {
 	}
 }
 
-// envFiles lists the .env files to read, most specific first. The
-// workspace ones are read only in a trusted workspace, and only in the
-// workspace itself: gemini-cli walks up to the file system root, but a
-// parent directory is outside what the user trusted.
+// envFiles lists the .env files to read, most specific first, with
+// gemini-cli's .gemini/.env beside agentry's .agentry/.env. The workspace
+// ones are read only in a trusted workspace, and only in the workspace
+// itself: gemini-cli walks up to the file system root, but a parent
+// directory is outside what the user trusted.
 func envFiles(workspace, userHome, home string, trusted bool) []string {
 	var files []string
 	if trusted {
-		files = append(files, filepath.Join(workspace, ".agentry", ".env"), filepath.Join(workspace, ".env"))
+		files = append(files, workspaceEnvFiles(workspace)...)
 	}
-	return append(files, filepath.Join(home, ".env"), filepath.Join(userHome, ".env"))
+	return append(files, filepath.Join(home, ".env"), filepath.Join(userHome, geminiDir, ".env"), filepath.Join(userHome, ".env"))
+}
+
+// workspaceEnvFiles are a workspace's .env files, most specific first.
+func workspaceEnvFiles(workspace string) []string {
+	return []string{filepath.Join(workspace, ".agentry", ".env"), filepath.Join(workspace, geminiDir, ".env"), filepath.Join(workspace, ".env")}
 }
 
 // readEnvFile parses a .env file with gotenv. A missing file yields nil,
@@ -46,59 +55,102 @@ func readEnvFile(path string) (map[string]string, error) {
 		return nil, &Error{File: path, Msg: "cannot read .env file", Err: err}
 	}
 	defer f.Close()
-	env, err := gotenv.StrictParse(f)
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read .env file", Err: err}
+	}
+	env, err := gotenv.StrictParse(bytes.NewReader(data))
+	if err != nil && filepath.Base(filepath.Dir(path)) == geminiDir {
+		// gemini-cli's file, which its dotenv parser reads leniently:
+		// lines that are not assignments are skipped, not errors.
+		env, err = gotenv.StrictParse(strings.NewReader(assignmentsOnly(string(data))))
+	}
 	if err != nil {
 		return nil, &Error{File: path, Msg: "invalid .env file", Err: err}
 	}
 	return env, nil
 }
 
-// loadCredentials gathers the credentials: each key from the real
-// environment if set there, else from the first .env file that sets it.
-// Nothing is written to the process environment, so a .env value cannot
-// leak into the commands agentry runs.
-func loadCredentials(lookup func(string) (string, bool), files []string) (Credentials, error) {
-	vals := map[string]string{}
-	var pending []string
-	for _, k := range credentialKeys() {
-		if v, ok := lookup(k); ok && v != "" {
-			vals[k] = v
-		} else {
-			pending = append(pending, k)
+// assignmentsOnly keeps the lines of a .env file that are blank, comments
+// or assignments (NAME=…, export NAME=…, NAME: …), as dotenv reads them.
+func assignmentsOnly(data string) string {
+	var b strings.Builder
+	for line := range strings.Lines(data) {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") || envAssignment.MatchString(t) {
+			b.WriteString(line)
 		}
 	}
+	return b.String()
+}
+
+// envAssignment matches the start of a dotenv assignment.
+var envAssignment = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*(=|:\s)`)
+
+// geminiModelEnv is gemini-cli's model variable: below --model, above
+// every settings file, as in gemini-cli; below the AGENTRY_* variables.
+const geminiModelEnv = "GEMINI_MODEL"
+
+// envFileKeys are the variables taken from .env files: the credentials and
+// GEMINI_MODEL, which gemini-cli users keep in ~/.gemini/.env.
+func envFileKeys() []string {
+	return append(credentialKeys(), geminiModelEnv)
+}
+
+// readEnvFiles returns, for each of keys, its value in the first file that
+// sets it (non-empty). Nothing is written to the process environment, so a
+// .env value cannot leak into the commands agentry runs.
+func readEnvFiles(files, keys []string) (map[string]string, error) {
+	vals := map[string]string{}
 	for _, file := range files {
-		if len(pending) == 0 {
-			break
-		}
 		env, err := readEnvFile(file)
 		if err != nil {
-			return Credentials{}, err
+			return nil, err
 		}
-		var rest []string
-		for _, k := range pending {
-			if v := env[k]; v != "" {
-				vals[k] = v
-			} else {
-				rest = append(rest, k)
+		for _, k := range keys {
+			if _, done := vals[k]; !done && env[k] != "" {
+				vals[k] = env[k]
 			}
 		}
-		pending = rest
 	}
-	key := vals["GEMINI_API_KEY"]
-	if key == "" {
-		key = vals["GOOGLE_API_KEY"]
-	}
-	vertex := strings.TrimSpace(vals["GOOGLE_GENAI_USE_VERTEXAI"])
-	return Credentials{
-		GeminiAPIKey:   key,
+	return vals, nil
+}
+
+// credentialsFrom gathers the credentials through lookup (the real
+// environment, then the .env files). The API key is the one the Gemini
+// backend sends: GEMINI_API_KEY, else GOOGLE_API_KEY, for the Gemini API;
+// GOOGLE_API_KEY for Vertex AI, whose express mode takes a key in place of
+// a project, as gemini-cli does. With both keys set, the warning names the
+// one used.
+func credentialsFrom(lookup func(string) (string, bool)) (Credentials, string) {
+	get := func(k string) string { v, _ := lookup(k); return v }
+	vertex := strings.TrimSpace(get("GOOGLE_GENAI_USE_VERTEXAI"))
+	c := Credentials{
 		UseVertexAI:    strings.EqualFold(vertex, "true") || vertex == "1",
-		GoogleProject:  vals["GOOGLE_CLOUD_PROJECT"],
-		GoogleLocation: vals["GOOGLE_CLOUD_LOCATION"],
-		GeminiBaseURL:  vals["GOOGLE_GEMINI_BASE_URL"],
-		OpenAIAPIKey:   vals["OPENAI_API_KEY"],
-		OpenAIBaseURL:  vals["OPENAI_BASE_URL"],
-	}, nil
+		GoogleProject:  get("GOOGLE_CLOUD_PROJECT"),
+		GoogleLocation: get("GOOGLE_CLOUD_LOCATION"),
+		GeminiBaseURL:  get("GOOGLE_GEMINI_BASE_URL"),
+		OpenAIAPIKey:   get("OPENAI_API_KEY"),
+		OpenAIBaseURL:  get("OPENAI_BASE_URL"),
+	}
+	gemini, google := get("GEMINI_API_KEY"), get("GOOGLE_API_KEY")
+	used := "GEMINI_API_KEY"
+	switch {
+	case c.UseVertexAI:
+		c.GeminiAPIKey, used = google, "GOOGLE_API_KEY"
+	case gemini != "":
+		c.GeminiAPIKey = gemini
+	default:
+		c.GeminiAPIKey, used = google, "GOOGLE_API_KEY"
+	}
+	if gemini == "" || google == "" {
+		return c, ""
+	}
+	what := "the Gemini API"
+	if c.UseVertexAI {
+		what = "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI)"
+	}
+	return c, fmt.Sprintf("both GEMINI_API_KEY and GOOGLE_API_KEY are set; %s uses %s", what, used)
 }
 
 // ignoredEnvFiles returns warnings for the workspace .env files of an
@@ -107,7 +159,7 @@ func loadCredentials(lookup func(string) (string, bool), files []string) (Creden
 // but none of their values is used.
 func ignoredEnvFiles(workspace string) []string {
 	var warnings []string
-	for _, file := range []string{filepath.Join(workspace, ".agentry", ".env"), filepath.Join(workspace, ".env")} {
+	for _, file := range workspaceEnvFiles(workspace) {
 		env, err := readEnvFile(file)
 		if err != nil || env == nil {
 			continue

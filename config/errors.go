@@ -56,6 +56,10 @@ func (e *Error) Error() string {
 		if e.Line > 0 {
 			fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
 		}
+	case e.Env != "" && e.Got == "":
+		// A variable named without its value: the value of a misspelt
+		// variable may be a secret.
+		b.WriteString(e.Env)
 	case e.Env != "":
 		fmt.Fprintf(&b, "%s=%q", e.Env, e.Got)
 	case e.Flag != "":

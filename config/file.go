@@ -186,7 +186,11 @@ func (s *schema) walk(file string, parent *node, obj map[string]any, out map[str
 // fromJSON converts a decoded JSON value to the Go type of n.
 func fromJSON(file string, n *node, val any) (any, error) {
 	mismatch := func() error {
-		return &Error{File: file, Key: n.key, Expected: n.kind.expected(), Got: jsonType(val)}
+		exp := n.kind.expected()
+		if stringOrList(n.key) {
+			exp = "a string or a list of strings"
+		}
+		return &Error{File: file, Key: n.key, Expected: exp, Got: jsonType(val)}
 	}
 	switch n.kind {
 	case kindString:
@@ -224,6 +228,9 @@ func fromJSON(file string, n *node, val any) (any, error) {
 		}
 		return v, nil
 	case kindStrings:
+		if s, ok := val.(string); ok && stringOrList(n.key) {
+			return []string{s}, nil
+		}
 		list, ok := val.([]any)
 		if !ok {
 			return nil, mismatch()
@@ -274,3 +281,7 @@ func jsonType(v any) string {
 		return fmt.Sprintf("%T", v)
 	}
 }
+
+// stringOrList reports whether a list key also accepts a single string, as
+// gemini-cli's context.fileName does.
+func stringOrList(key string) bool { return key == "context.fileName" }

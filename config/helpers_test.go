@@ -18,6 +18,15 @@ func (e env) lookup(k string) (string, bool) {
 	return v, ok
 }
 
+// environ lists e as os.Environ does.
+func (e env) environ() []string {
+	var out []string
+	for k, v := range e {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
 // fixture is a hermetic user home and workspace.
 type fixture struct {
 	userHome, home, ws string
@@ -80,6 +89,7 @@ func (f fixture) options(t *testing.T, e env, args ...string) config.LoadOptions
 		Workspace: f.ws,
 		UserHome:  f.userHome,
 		LookupEnv: e.lookup,
+		Environ:   e.environ,
 		Flags:     flags(t, args...),
 		FlagKeys:  flagKeys(),
 	}

@@ -27,6 +27,9 @@ func (o origin) error(key, msg string) *Error {
 // full names, so AGENTRY_MODEL_NAME beats AGENTRY_MODEL when both are set.
 func envAliases() [][2]string {
 	return [][2]string{
+		// gemini-cli's variable, read first so that every AGENTRY_*
+		// variable beats it.
+		{geminiModelEnv, "model.name"},
 		{"AGENTRY_MODEL", "model.name"},
 		{"AGENTRY_APPROVAL_MODE", "general.defaultApprovalMode"},
 	}
@@ -124,15 +127,24 @@ func trimList(items []string) []string {
 	return out
 }
 
-// unionKey is the list key whose flag adds to the settings instead of
-// replacing them: like gemini-cli's --allowed-tools, a flag can allow one
-// more tool for a run without repeating the user's list.
-const unionKey = "tools.allowed"
+// unionKeys are the list keys whose flags add to the settings instead of
+// replacing them, as gemini-cli's --allowed-tools and --include-directories
+// do: a flag can allow one more tool, or add one more directory, for a run
+// without repeating the user's list.
+func unionKeys() map[string]bool {
+	return map[string]bool{"tools.allowed": true, "context.includeDirectories": true}
+}
+
+// flagExtra is what a flag of a union key adds, and where it came from.
+type flagExtra struct {
+	values []string
+	origin origin
+}
 
 // bindFlags validates the flags that were set and binds them to v, so
-// that they beat every other layer. The values of the unionKey flag are
-// returned instead of being bound, to be added to the merged list.
-func (s *schema) bindFlags(v *viper.Viper, flags *pflag.FlagSet, flagKeys map[string]string, origins map[string]origin) ([]string, error) {
+// that they beat every other layer. The values of the unionKeys' flags are
+// returned by key instead of being bound, to be added to the merged lists.
+func (s *schema) bindFlags(v *viper.Viper, flags *pflag.FlagSet, flagKeys map[string]string, origins map[string]origin) (map[string]flagExtra, error) {
 	if len(flagKeys) == 0 {
 		return nil, nil
 	}
@@ -140,7 +152,7 @@ func (s *schema) bindFlags(v *viper.Viper, flags *pflag.FlagSet, flagKeys map[st
 		return nil, fmt.Errorf("config: FlagKeys given without a flag set")
 	}
 	names := sortedKeys(flagKeys)
-	var extra []string
+	extra := map[string]flagExtra{}
 	for _, name := range names {
 		key := flagKeys[name]
 		n, ok := s.byKey[key]
@@ -172,11 +184,14 @@ func (s *schema) bindFlags(v *viper.Viper, flags *pflag.FlagSet, flagKeys map[st
 		if exp != "" {
 			return nil, &Error{Flag: name, Got: text, Key: key, Expected: exp}
 		}
-		origins[key] = origin{flag: name, raw: text}
-		if key == unionKey {
-			extra = append(extra, val.([]string)...)
+		o := origin{flag: name, raw: text}
+		if unionKeys()[key] {
+			e := extra[key]
+			e.values, e.origin = append(e.values, val.([]string)...), o
+			extra[key] = e
 			continue
 		}
+		origins[key] = o
 		if err := v.BindPFlag(key, f); err != nil {
 			return nil, fmt.Errorf("config: binding flag --%s: %w", name, err)
 		}

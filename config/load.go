@@ -18,27 +18,33 @@ type LoadOptions struct {
 	// Workspace is the workspace directory; default the current directory.
 	Workspace string
 	// UserHome is the user's home directory; default os.UserHomeDir(). The
-	// agentry home is <UserHome>/.agentry.
+	// agentry home is <UserHome>/.agentry; gemini-cli's is <UserHome>/.gemini.
 	UserHome string
 	// LookupEnv reads the environment; default os.LookupEnv. Tests inject a
 	// map so that they do not depend on, or change, the process environment.
 	LookupEnv func(string) (string, bool)
+	// Environ lists the environment as KEY=VALUE, to find misspelt AGENTRY_*
+	// variables; default os.Environ when LookupEnv is nil too (with an
+	// injected LookupEnv and no Environ, nothing is checked).
+	Environ func() []string
 	// Flags are the parsed command-line flags; may be nil.
 	Flags *pflag.FlagSet
 	// FlagKeys maps flag names to settings keys, e.g. "model" ->
 	// "model.name". Only flags set on the command line override. A flag
-	// for tools.allowed adds to the merged list instead of replacing it.
-	// security.* keys cannot be mapped.
+	// for tools.allowed or context.includeDirectories adds to the merged
+	// list instead of replacing it. security.* keys cannot be mapped.
 	FlagKeys map[string]string
 	// TrustWorkspace is --trust-workspace: trust the workspace for this run.
 	TrustWorkspace bool
 }
 
 // Load builds the settings from, in increasing precedence, Defaults(),
-// <UserHome>/.agentry/settings.json, <workspace>/.agentry/settings.json
-// (only in a trusted workspace), AGENTRY_* variables and flags. Invalid
-// settings yield an *Error matching ErrInvalid; an untrusted workspace
-// asking for more permissions yields an *UntrustedWorkspaceError matching
+// gemini-cli's ~/.gemini/settings.json (the keys agentry shares with it),
+// <UserHome>/.agentry/settings.json, the workspace's .gemini/settings.json
+// (shared keys) and .agentry/settings.json (only in a trusted workspace),
+// GEMINI_MODEL and AGENTRY_* variables, and flags. Invalid settings yield
+// an *Error matching ErrInvalid; an untrusted workspace asking for more
+// permissions yields an *UntrustedWorkspaceError matching
 // ErrUntrustedWorkspace.
 //
 // gemini-cli refuses every headless run in an untrusted folder. agentry
@@ -48,9 +54,12 @@ type LoadOptions struct {
 // settings is safe, and failing there would teach users to trust every
 // folder reflexively, which defeats the purpose of trust.
 func Load(opts LoadOptions) (*Settings, error) {
-	lookup := opts.LookupEnv
+	lookup, environ := opts.LookupEnv, opts.Environ
 	if lookup == nil {
 		lookup = os.LookupEnv
+		if environ == nil {
+			environ = os.Environ
+		}
 	}
 	workspace, err := resolveWorkspace(opts.Workspace)
 	if err != nil {
@@ -70,12 +79,23 @@ func Load(opts LoadOptions) (*Settings, error) {
 	st.Home = filepath.Join(userHome, ".agentry")
 	userPath := st.UserSettingsPath()
 	sch := newSchema()
+	if environ != nil {
+		if err := sch.checkEnvNames(environ()); err != nil {
+			return nil, err
+		}
+	}
 	origins := map[string]origin{}
 	structured := map[string]any{} // kindJSON values, kept out of viper
 
 	v := viper.New()
 	for key, val := range sch.flatten(&st) {
 		v.SetDefault(key, val)
+	}
+
+	// gemini-cli's user settings, under agentry's own.
+	geminiUserPath := geminiSettingsPath(userHome)
+	if err := sch.mergeGemini(v, geminiUserPath, structured, origins, &st.Warnings); err != nil {
+		return nil, err
 	}
 
 	// User settings.
@@ -92,48 +112,47 @@ func Load(opts LoadOptions) (*Settings, error) {
 	}
 
 	// Trust, decided before the workspace is read.
-	st.TrustSource, err = decideTrust(opts, lookup, userValues, userHome, workspace)
+	var trustWarnings []string
+	st.TrustSource, trustWarnings, err = decideTrust(opts, lookup, userValues, userHome, workspace)
 	if err != nil {
 		return nil, err
 	}
 	st.Trusted = st.TrustSource != ""
+	st.Warnings = append(st.Warnings, trustWarnings...)
 
-	// Workspace settings. When the workspace is the home directory, its
-	// settings file is the user's, already read.
-	wsPath := filepath.Join(workspace, ".agentry", "settings.json")
-	if resolvePath(wsPath) != resolvePath(userPath) {
-		raw, err := readSettingsFile(wsPath)
-		switch {
-		case raw == nil && err == nil:
-		case !st.Trusted:
-			// An untrusted file is never merged, so only its escalations
-			// matter; even an unparsable one is merely ignored.
-			if keys := escalations(raw); len(keys) > 0 {
-				return nil, &UntrustedWorkspaceError{File: wsPath, Workspace: workspace, Keys: keys, UserSettings: userPath}
-			}
-			st.Warnings = append(st.Warnings, fmt.Sprintf(
-				"%s ignored: the workspace is not trusted (trust it with --trust-workspace, AGENTRY_TRUST_WORKSPACE=true, or security.trustedFolders in %s)",
-				wsPath, userPath))
-		case err != nil:
-			return nil, err
-		default:
-			if err := errWorkspaceSecurity(wsPath, userPath, raw); err != nil {
-				return nil, err
-			}
-			values, err := sch.validateFile(wsPath, raw)
-			if err != nil {
-				return nil, err
-			}
-			if err := merge(v, sch.splitJSON(values, structured), fileOrigin(wsPath), origins); err != nil {
-				return nil, fmt.Errorf("config: merging %s: %w", wsPath, err)
-			}
+	// Workspace settings: gemini-cli's file, then agentry's. When the
+	// workspace is the home directory, its settings files are the user's,
+	// already read.
+	if err := sch.mergeWorkspace(v, &st, geminiSettingsPath(workspace), geminiUserPath, userPath, structured, origins); err != nil {
+		return nil, err
+	}
+	if err := sch.mergeWorkspace(v, &st, filepath.Join(workspace, ".agentry", "settings.json"), userPath, userPath, structured, origins); err != nil {
+		return nil, err
+	}
+
+	// The .env files allowed for this workspace, read once: credentials
+	// and GEMINI_MODEL come from them when the real environment lacks them.
+	fileEnv, err := readEnvFiles(envFiles(workspace, userHome, st.Home, st.Trusted), envFileKeys())
+	if err != nil {
+		return nil, err
+	}
+	withFiles := func(name string) (string, bool) {
+		if v, ok := lookup(name); ok && v != "" {
+			return v, true
 		}
+		v, ok := fileEnv[name]
+		return v, ok
 	}
 
 	// Environment, as a config layer above the files. AutomaticEnv is not
 	// used: it reads os.Getenv, and variables must come only through
-	// lookup.
-	envValues, envOrigins, err := sch.readEnv(lookup)
+	// lookup. GEMINI_MODEL may also come from a .env file, as in gemini-cli.
+	envValues, envOrigins, err := sch.readEnv(func(name string) (string, bool) {
+		if name == geminiModelEnv {
+			return withFiles(name)
+		}
+		return lookup(name)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +161,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 	}
 
 	// Flags, bound so that viper prefers them to every other layer.
-	extraAllowed, err := sch.bindFlags(v, opts.Flags, opts.FlagKeys, origins)
+	extra, err := sch.bindFlags(v, opts.Flags, opts.FlagKeys, origins)
 	if err != nil {
 		return nil, err
 	}
@@ -155,19 +174,105 @@ func Load(opts LoadOptions) (*Settings, error) {
 	out.Workspace, out.Home = st.Workspace, st.Home
 	out.Trusted, out.TrustSource = st.Trusted, st.TrustSource
 	out.Warnings = st.Warnings
-	out.Tools.Allowed = union(out.Tools.Allowed, extraAllowed)
+	out.Tools.Allowed = union(out.Tools.Allowed, extra["tools.allowed"].values)
 
-	if out.Context.IncludeDirectories, err = resolveIncludeDirs(out.Context.IncludeDirectories, workspace, userHome, origins["context.includeDirectories"]); err != nil {
+	const dirsKey = "context.includeDirectories"
+	if out.Context.IncludeDirectories, err = resolveIncludeDirs(out.Context.IncludeDirectories, workspace, userHome, origins[dirsKey]); err != nil {
 		return nil, err
+	}
+	if f, ok := extra[dirsKey]; ok {
+		flagDirs, err := resolveIncludeDirs(f.values, workspace, userHome, f.origin)
+		if err != nil {
+			return nil, err
+		}
+		out.Context.IncludeDirectories = union(out.Context.IncludeDirectories, flagDirs)
 	}
 
 	if !out.Trusted {
 		out.Warnings = append(out.Warnings, ignoredEnvFiles(workspace)...)
+		if w := skippedContextFiles(append([]string{workspace}, out.Context.IncludeDirectories...), out.Context.FileName, userPath); w != "" {
+			out.Warnings = append(out.Warnings, w)
+		}
 	}
-	if out.Credentials, err = loadCredentials(lookup, envFiles(workspace, userHome, out.Home, out.Trusted)); err != nil {
-		return nil, err
+	var keyWarning string
+	if out.Credentials, keyWarning = credentialsFrom(withFiles); keyWarning != "" {
+		out.Warnings = append(out.Warnings, keyWarning)
 	}
 	return &out, nil
+}
+
+// mergeGemini merges one of gemini-cli's settings files as a layer (see
+// geminiLayer). A file that cannot be read or parsed is skipped with a
+// warning: it is gemini-cli's, and gemini-cli reports it in its own terms.
+func (s *schema) mergeGemini(v *viper.Viper, path string, structured map[string]any, origins map[string]origin, warnings *[]string) error {
+	raw, err := readSettingsFile(path)
+	if err != nil {
+		*warnings = append(*warnings, fmt.Sprintf("%v (gemini-cli's file, ignored)", err))
+		return nil
+	}
+	if raw == nil {
+		return nil
+	}
+	values, warning := s.geminiLayer(path, raw)
+	if warning != "" {
+		*warnings = append(*warnings, warning)
+	}
+	if err := merge(v, s.splitJSON(values, structured), fileOrigin(path), origins); err != nil {
+		return fmt.Errorf("config: merging %s: %w", path, err)
+	}
+	return nil
+}
+
+// mergeWorkspace merges one workspace settings file, agentry's or
+// gemini-cli's, when the workspace is trusted. An untrusted file is never
+// merged, so only its escalations matter; even an unparsable one is merely
+// ignored. userPath is the same file's user-level counterpart, which is the
+// file itself when the workspace is the home directory.
+func (s *schema) mergeWorkspace(v *viper.Viper, st *Settings, path, userCounterpart, userPath string, structured map[string]any, origins map[string]origin) error {
+	if resolvePath(path) == resolvePath(userCounterpart) {
+		return nil
+	}
+	gemini := filepath.Base(filepath.Dir(path)) == geminiDir
+	raw, err := readSettingsFile(path)
+	switch {
+	case raw == nil && err == nil:
+		return nil
+	case !st.Trusted:
+		// gemini-cli's file may hold its own security keys, which agentry
+		// never reads from a workspace; they are no escalation.
+		if keys := escalations(raw, !gemini); len(keys) > 0 {
+			return &UntrustedWorkspaceError{File: path, Workspace: st.Workspace, Keys: keys, UserSettings: userPath}
+		}
+		st.Warnings = append(st.Warnings, fmt.Sprintf(
+			"%s ignored: the workspace is not trusted (trust it with --trust-workspace, AGENTRY_TRUST_WORKSPACE=true, or security.trustedFolders in %s)",
+			path, userPath))
+		return nil
+	case err != nil && gemini:
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%v (gemini-cli's file, ignored)", err))
+		return nil
+	case err != nil:
+		return err
+	case gemini:
+		values, warning := s.geminiLayer(path, raw)
+		if warning != "" {
+			st.Warnings = append(st.Warnings, warning)
+		}
+		if err := merge(v, s.splitJSON(values, structured), fileOrigin(path), origins); err != nil {
+			return fmt.Errorf("config: merging %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := errWorkspaceSecurity(path, userPath, raw); err != nil {
+		return err
+	}
+	values, err := s.validateFile(path, raw)
+	if err != nil {
+		return err
+	}
+	if err := merge(v, s.splitJSON(values, structured), fileOrigin(path), origins); err != nil {
+		return fmt.Errorf("config: merging %s: %w", path, err)
+	}
+	return nil
 }
 
 // merge adds one layer of values to v, above the layers merged before it,

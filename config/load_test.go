@@ -429,12 +429,10 @@ func TestTrust(t *testing.T) {
 		t.Parallel()
 		f := newFixture(t)
 		write(t, f.userSettings(), trustedFolders(f.ws))
-		s, err := config.Load(f.options(t, env{"AGENTRY_SECURITY_TRUSTEDFOLDERS": "/"}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(s.Security.TrustedFolders, []string{f.ws}) {
-			t.Errorf("trustedFolders = %q", s.Security.TrustedFolders)
+		_, err := config.Load(f.options(t, env{"AGENTRY_SECURITY_TRUSTEDFOLDERS": "/"}))
+		want := `AGENTRY_SECURITY_TRUSTEDFOLDERS: "security.trustedFolders" cannot be set by a variable: trust and the server's security are decided only in ~/.agentry/settings.json`
+		if !errors.Is(err, config.ErrInvalid) || err.Error() != want {
+			t.Fatalf("Load error = %v, want %s", err, want)
 		}
 	})
 }

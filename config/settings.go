@@ -1,8 +1,9 @@
 // Package config loads agentry's settings: one typed Settings value built
 // with viper from, in increasing precedence, the built-in defaults,
-// ~/.agentry/settings.json, <workspace>/.agentry/settings.json (read only in
-// a trusted workspace), AGENTRY_* environment variables and command-line
-// flags. It also decides whether the workspace is trusted and gathers model
+// gemini-cli's ~/.gemini/settings.json (the keys agentry shares with it),
+// ~/.agentry/settings.json, the workspace's .gemini/settings.json and
+// .agentry/settings.json (read only in a trusted workspace), GEMINI_MODEL and
+// AGENTRY_* environment variables and command-line flags. It also decides whether the workspace is trusted and gathers model
 // credentials, so that nothing inside an untrusted workspace can raise
 // permissions or redirect credentials.
 package config
@@ -48,7 +49,8 @@ type Settings struct {
 	// Home is the agentry home directory (~/.agentry).
 	Home string `json:"-"`
 	// Trusted reports whether the workspace is trusted; TrustSource says
-	// what made it so ("flag", "env", "settings") or is empty.
+	// what made it so ("flag", "env", "settings", "trustedFolders") or is
+	// empty.
 	Trusted     bool   `json:"-"`
 	TrustSource string `json:"-"`
 	// Credentials are the model credentials from the real environment and,
@@ -280,7 +282,10 @@ type OutputSettings struct {
 
 // Credentials are the model credentials gathered from the environment.
 type Credentials struct {
-	GeminiAPIKey   string // GEMINI_API_KEY, else GOOGLE_API_KEY
+	// GeminiAPIKey is the key the Gemini backend sends: GEMINI_API_KEY,
+	// else GOOGLE_API_KEY, for the Gemini API; GOOGLE_API_KEY for Vertex
+	// AI, where a key without a project is express mode (as gemini-cli).
+	GeminiAPIKey   string
 	UseVertexAI    bool   // GOOGLE_GENAI_USE_VERTEXAI
 	GoogleProject  string // GOOGLE_CLOUD_PROJECT
 	GoogleLocation string // GOOGLE_CLOUD_LOCATION

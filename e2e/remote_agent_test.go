@@ -69,7 +69,7 @@ func TestRemoteAgentFromDefinition(t *testing.T) {
 	}))
 
 	e := newEnv(t)
-	e.set("AGENTRY_E2E_REVIEW_TOKEN=tok-42")
+	e.set("AGENTRY_TEST_REVIEW_TOKEN=tok-42")
 	e.writeFile(filepath.Join(e.home, ".agentry", "agents", "reviewer.md"), `---
 kind: remote
 name: reviewer
@@ -78,7 +78,7 @@ agent_card_url: `+srv.URL+a2asrv.WellKnownAgentCardPath+`
 auth:
   type: http
   scheme: Bearer
-  token: $AGENTRY_E2E_REVIEW_TOKEN
+  token: $AGENTRY_TEST_REVIEW_TOKEN
 ---
 `)
 	replay := e.replayFile(

@@ -268,3 +268,39 @@ func TestSessionsListAndShow(t *testing.T) {
 		t.Errorf("--full shows %d lines, want 30:\n%s", n, full.stdout)
 	}
 }
+
+// TestOneSessionNumbering: "sessions list" and --list-sessions number the
+// sessions alike, by the start of their latest run (gemini-cli's order:
+// a resumed session moves to the end and is the latest), and -r N takes
+// that number.
+func TestOneSessionNumbering(t *testing.T) {
+	e := newEnv(t)
+	replay := e.replayFile([]map[string]any{text("ok")})
+	for _, id := range []string{"n-1", "n-2", "n-3"} {
+		if r := e.run("", "run", "-m", "replay:"+replay, "--session-id", id, "-p", "prompt of "+id); r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+	}
+	if r := e.run("", "run", "-m", "replay:"+replay, "-r", "1", "-p", "again"); r.code != 0 {
+		t.Fatalf("-r 1: exit %d: %s", r.code, r.stderr)
+	}
+	want := []string{"n-2", "n-3", "n-1"}
+	list := e.run("", "sessions", "list")
+	rows := strings.Split(strings.TrimSpace(list.stdout), "\n")[1:]
+	listed := e.run("", "--list-sessions")
+	var gemini []string
+	for _, l := range strings.Split(listed.stdout, "\n") {
+		if i := strings.LastIndex(l, "["); i >= 0 && strings.HasSuffix(l, "]") {
+			gemini = append(gemini, l[i+1:len(l)-1])
+		}
+	}
+	for i, id := range want {
+		if i >= len(rows) || strings.Fields(rows[i])[1] != id || i >= len(gemini) || gemini[i] != id {
+			t.Fatalf("want %v in both lists\nsessions list:\n%s\n--list-sessions:\n%s", want, list.stdout, listed.stdout)
+		}
+	}
+	r := e.run("", "run", "-m", "replay:"+replay, "-r", "2", "-o", "json", "-p", "which?")
+	if r.code != 0 || !strings.Contains(r.stdout, `"session_id": "n-3"`) {
+		t.Errorf("-r 2 did not resume n-3: exit %d\n%s", r.code, r.stdout)
+	}
+}

@@ -69,8 +69,9 @@ type StoredSession struct {
 	ID string
 	// Workspace is the workspace the session was started in.
 	Workspace string
-	// Started and Updated are the times of the session's creation and of
-	// its last event.
+	// Started is when the session's latest run began (its last prompt),
+	// gemini-cli's startTime, which a resumed session moves forward;
+	// Updated is the time of its last event.
 	Started, Updated time.Time
 	// Turns counts the user's prompts.
 	Turns int
@@ -82,8 +83,10 @@ type StoredSession struct {
 // ListSessions returns the resumable sessions started in workspace (of
 // every workspace when workspace is ""), in the one order every listing
 // and every resume by number share — gemini-cli's --list-sessions order:
-// by start time, oldest first. Entry i is session number i+1 ("agentry
-// run -r N"), and the last entry is "latest".
+// by the start of each session's latest run, oldest first, so that a
+// resumed session moves to the end. Entry i is session number i+1
+// ("agentry run -r N"), and the last entry is "latest", the session run
+// most recently.
 //
 // Resumable means holding a conversation: a session whose run failed
 // before anything was stored (no credentials, a bad model) is left out,
@@ -106,15 +109,25 @@ func ListSessions(ctx context.Context, svc session.Service, workspace string) ([
 		if workspace != "" && w != workspace {
 			continue
 		}
+		started := s.LastPromptAt
+		if started.IsZero() {
+			started = s.Created
+		}
 		out = append(out, StoredSession{
-			ID: s.ID, Workspace: w, Started: s.Created, Updated: s.Updated, Turns: s.Prompts, FirstPrompt: oneLine(s.FirstPrompt),
+			ID: s.ID, Workspace: w, Started: started, Updated: s.Updated, Turns: s.Prompts, FirstPrompt: oneLine(s.FirstPrompt),
 		})
 	}
+	slices.SortStableFunc(out, func(a, b StoredSession) int {
+		if c := a.Started.Compare(b.Started); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return out, nil
 }
 
-// summaries reads the sessions' summaries, oldest first: in one pass over
-// the database for agentry's store, session by session for another.
+// summaries reads the sessions' summaries: in one pass over the database
+// for agentry's store, session by session for another.
 func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, error) {
 	if st, ok := svc.(*sessions.Store); ok {
 		return st.Summaries(ctx, appName, userID)
@@ -143,16 +156,11 @@ func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, er
 					sum.FirstPrompt = promptText(ev.Content)
 				}
 				sum.Prompts++
+				sum.LastPromptAt = ev.Timestamp
 			}
 		}
 		out = append(out, sum)
 	}
-	slices.SortStableFunc(out, func(a, b sessions.Summary) int {
-		if c := a.Created.Compare(b.Created); c != 0 {
-			return c
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out, nil
 }
 

@@ -15,9 +15,10 @@ import (
 
 // TestListSessions: the listing every "sessions list" and resume by
 // number share, for agentry's store and for any other session service:
-// oldest first, with turns and the first prompt on one line; sessions
-// holding no conversation, other workspaces' and subagents' children
-// are left out.
+// by the start of each session's latest run, oldest first (gemini-cli's
+// order: a resumed session moves to the end), with turns and the first
+// prompt on one line; sessions holding no conversation, other
+// workspaces' and subagents' children are left out.
 func TestListSessions(t *testing.T) {
 	start := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 	services := map[string]func(t *testing.T, now *time.Time) session.Service{
@@ -43,7 +44,12 @@ func TestListSessions(t *testing.T) {
 				}
 				resp, err := svc.Create(t.Context(), &session.CreateRequest{AppName: appName, UserID: userID, SessionID: id, State: state})
 				if err != nil {
-					t.Fatal(err)
+					// Stored already: this is the session resumed.
+					got, gerr := svc.Get(t.Context(), &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
+					if gerr != nil {
+						t.Fatal(err)
+					}
+					resp = &session.CreateResponse{Session: got.Session}
 				}
 				for i, text := range texts {
 					author, role := "user", genai.Role(genai.RoleUser)
@@ -60,12 +66,15 @@ func TestListSessions(t *testing.T) {
 				}
 				now = now.Add(time.Minute)
 			}
-			// Created in this order; "b-old" was updated last.
-			add("b-old", "/ws", "", "first\n\tprompt  here", "answer", "second", "answer")
+			// Started in this order, then f-resumed is run again: its
+			// latest run is the last to start, so it is listed last.
+			add("f-resumed", "/ws", "", "first\n\tprompt  here", "answer")
+			add("b-old", "/ws", "", "old one", "answer", "second", "answer")
 			add("a-empty", "/ws", "") // its run failed before anything was stored
 			add("c-child", "/ws", "b-old", "a task", "done")
 			add("d-other", "/elsewhere", "", "elsewhere")
 			add("e-new", "/ws", "", "<session_context>\nctx\n</session_context>\nnewest", "answer")
+			add("f-resumed", "/ws", "", "once more", "answer")
 
 			got, err := ListSessions(t.Context(), svc, "/ws")
 			if err != nil {
@@ -82,7 +91,7 @@ func TestListSessions(t *testing.T) {
 					t.Errorf("%s started before %s but is listed after it", s.ID, got[i-1].ID)
 				}
 			}
-			want := []row{{"b-old", "first prompt here", 2}, {"e-new", "newest", 1}}
+			want := []row{{"b-old", "old one", 2}, {"e-new", "newest", 1}, {"f-resumed", "first prompt here", 2}}
 			if d := cmp.Diff(want, rows); d != "" {
 				t.Errorf("ListSessions(/ws) (-want +got):\n%s", d)
 			}
@@ -90,7 +99,7 @@ func TestListSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(all) != 3 || all[1].ID != "d-other" || all[1].Workspace != "/elsewhere" {
+			if len(all) != 4 || all[1].ID != "d-other" || all[1].Workspace != "/elsewhere" {
 				t.Errorf("ListSessions(all) = %+v", all)
 			}
 		})

@@ -24,8 +24,10 @@ type Summary struct {
 	// Prompts counts the user's messages: the events the user authored
 	// that hold text (state-only events hold none).
 	Prompts int
-	// FirstPrompt is the text of the first of them.
-	FirstPrompt string
+	// FirstPrompt is the text of the first of them, and LastPromptAt the
+	// time of the last (zero without prompts).
+	FirstPrompt  string
+	LastPromptAt time.Time
 	// Replies counts the events of every other author: model responses
 	// and tool results.
 	Replies int
@@ -71,13 +73,16 @@ func (s *Store) Summaries(ctx context.Context, appName, userID string) ([]Summar
 		byID[k.id].State = c.state
 	}
 
-	rows, err = s.db.QueryContext(ctx, `SELECT session_id, data FROM events WHERE `+where+` AND author = 'user' ORDER BY seq`, args...)
+	rows, err = s.db.QueryContext(ctx, `SELECT session_id, timestamp_us, data FROM events WHERE `+where+` AND author = 'user' ORDER BY seq`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sessions: summaries: %w", err)
 	}
 	for rows.Next() {
-		var id, data string
-		if err := rows.Scan(&id, &data); err != nil {
+		var (
+			id, data string
+			at       int64
+		)
+		if err := rows.Scan(&id, &at, &data); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("sessions: summaries: %w", err)
 		}
@@ -97,6 +102,7 @@ func (s *Store) Summaries(ctx context.Context, appName, userID string) ([]Summar
 				sum.FirstPrompt = text
 			}
 			sum.Prompts++
+			sum.LastPromptAt = time.UnixMicro(at)
 		}
 	}
 	rows.Close()

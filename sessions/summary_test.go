@@ -46,7 +46,7 @@ func TestSummaries(t *testing.T) {
 		want := []Summary{
 			// Updated is the last event's time.
 			{ID: "b-early", Created: start.Add(-time.Hour), Updated: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), State: map[string]any{},
-				Prompts: 2, FirstPrompt: "first \nquestion", Replies: 2},
+				Prompts: 2, FirstPrompt: "first \nquestion", LastPromptAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Replies: 2},
 			{ID: "a-late", Created: start, Updated: start.Add(time.Hour), State: map[string]any{"ws": "/w", "k": "v"}},
 			{ID: "c-empty", Created: start.Add(time.Hour), Updated: start.Add(time.Hour), State: map[string]any{}},
 		}

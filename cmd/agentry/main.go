@@ -3,10 +3,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,7 +20,24 @@ import (
 )
 
 func main() {
+	// The genai client warns on the standard logger whenever both API key
+	// variables are set, naming GOOGLE_API_KEY even when agentry sends the
+	// other; agentry's own warning names the key it uses.
+	log.SetOutput(dropLines{w: os.Stderr, drop: "Both GOOGLE_API_KEY and GEMINI_API_KEY are set"})
 	os.Exit(Main(context.Background(), os.Args[1:], stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr}))
+}
+
+// dropLines writes through to w every log line that does not contain drop.
+type dropLines struct {
+	w    io.Writer
+	drop string
+}
+
+func (d dropLines) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(d.drop)) {
+		return len(p), nil
+	}
+	return d.w.Write(p)
 }
 
 // stdio is the process's standard streams, injectable for tests.
@@ -32,18 +54,8 @@ func Main(ctx context.Context, args []string, io stdio) int {
 	defer signal.Stop(sigs)
 
 	exit := 0
-	root := &cobra.Command{
-		Use:           "agentry",
-		Short:         "agentry runs coding agents: gemini-cli's agent loop on ADK for Go",
-		Version:       version.Version(),
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetArgs(args)
-	root.SetIn(io.in)
-	root.SetOut(io.out)
-	root.SetErr(io.err)
-	root.AddCommand(newRunCommand(io, sigs, &exit), newSessionsCommand(io, &exit), newBatchCommand(io, sigs, &exit), newAgentsCommand(io, &exit), newServeCommand(io, sigs, &exit), newVersionCommand(io))
+	root := newRoot(io, sigs, &exit)
+	root.SetArgs(spaceSeparatedResume(root, args))
 	if err := root.ExecuteContext(ctx); err != nil {
 		// Errors from run itself were already reported with their exit
 		// code; what reaches here is cobra's: unknown commands and flags.
@@ -53,4 +65,51 @@ func Main(ctx context.Context, args []string, io stdio) int {
 		}
 	}
 	return exit
+}
+
+// newRoot builds the command tree; the commands store their exit code in
+// exit.
+func newRoot(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
+	rf := &runFlags{}
+	root := &cobra.Command{
+		Use:   "agentry [-p PROMPT] [flags]",
+		Short: "agentry runs coding agents: gemini-cli's agent loop on ADK for Go",
+		Long: `agentry runs coding agents: gemini-cli's agent loop on ADK for Go.
+
+With run's flags and no command, agentry runs the prompt headless, exactly as
+"agentry run" does (agentry -p "…" is gemini-cli's gemini -p "…").`,
+		Version:       version.Version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          rootArgs,
+		// As cobra's own unknown-command error would suggest.
+		SuggestionsMinimumDistance: 2,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().NFlag() == 0 {
+				return cmd.Help()
+			}
+			*exit = runMain(cmd.Context(), cmd, rf, args, io, sigs)
+			return nil
+		},
+	}
+	addRunFlags(root.Flags(), rf)
+	root.SetIn(io.in)
+	root.SetOut(io.out)
+	root.SetErr(io.err)
+	root.AddCommand(newRunCommand(io, sigs, exit), newSessionsCommand(io, exit), newBatchCommand(io, sigs, exit), newAgentsCommand(io, exit), newServeCommand(io, sigs, exit), newVersionCommand(io))
+	return root
+}
+
+// rootArgs refuses words after a bare "agentry": they are a misspelt
+// command far more often than a prompt, and a prompt is given with -p, as
+// gemini-cli asks for headless runs.
+func rootArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "; did you mean " + strings.Join(s, " or ") + "?"
+	}
+	return errors.New(msg + `; to run a prompt, give it with -p: agentry -p "…"`)
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
-	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
@@ -53,15 +53,18 @@ type runFlags struct {
 	trustWorkspace bool
 	rawOutput      bool
 	a2aPort        int
+	includeDirs    []string
+	listSessions   bool
 }
 
 // flagKeys maps run's flags to settings keys: flags are the settings layer
 // with the highest precedence.
 var flagKeys = map[string]string{
-	"model":         "model.name",
-	"output-format": outputFormatKey,
-	"approval-mode": "general.defaultApprovalMode",
-	"allowed-tools": "tools.allowed",
+	"model":               "model.name",
+	"output-format":       outputFormatKey,
+	"approval-mode":       "general.defaultApprovalMode",
+	"allowed-tools":       "tools.allowed",
+	"include-directories": "context.includeDirectories",
 }
 
 func newRunCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
@@ -81,22 +84,29 @@ agent protocol's events as JSON lines). Progress and warnings go to stderr.`,
 			return nil
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVarP(&f.prompt, "prompt", "p", "", "the prompt (appended to stdin's content)")
+	addRunFlags(cmd.Flags(), f)
+	return cmd
+}
+
+// addRunFlags defines run's flags on fl: `agentry run` and the root
+// command (`agentry -p …`) share them.
+func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
+	fl.StringVarP(&f.prompt, "prompt", "p", "", "the prompt (appended to stdin's content); @path references are expanded")
 	fl.StringVarP(&f.model, "model", "m", "", "the model: gemini-2.5-flash, flash, openai:<model>, replay:<file.jsonl> …")
 	fl.StringVarP(&f.outputFormat, "output-format", "o", "", "text, json, stream-json or events (default text)")
 	fl.BoolVarP(&f.yolo, "yolo", "y", false, "approve every tool call (same as --approval-mode yolo)")
 	fl.StringVar(&f.approvalMode, "approval-mode", "", "plan, default, auto_edit or yolo (default default)")
 	fl.StringSliceVar(&f.allowedTools, "allowed-tools", nil, `tools that run without approval, e.g. write_file,"run_shell_command(git status)"`)
+	fl.StringSliceVar(&f.includeDirs, "include-directories", nil, "more workspace roots, comma-separated or repeated (added to context.includeDirectories)")
 	fl.StringVar(&f.record, "record", "", "append every model response to `FILE` in the replay format")
 	fl.StringVar(&f.sessionID, "session-id", "", "the session id (default a new UUID); an existing id continues that session")
-	fl.StringVarP(&f.resume, "resume", "r", "", "continue a stored session: --resume=ID, or --resume alone for this workspace's latest")
+	fl.StringVarP(&f.resume, "resume", "r", "", "continue a stored session: -r ID, -r NUMBER (as --list-sessions numbers them) or -r latest (the default)")
 	fl.Lookup("resume").NoOptDefVal = latestSession
+	fl.BoolVar(&f.listSessions, "list-sessions", false, "list this workspace's stored sessions, numbered for --resume, and exit")
 	fl.StringVarP(&f.workspace, "workspace", "w", "", "the workspace directory (default the current directory)")
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace for this run: read its settings and .env")
 	fl.BoolVar(&f.rawOutput, "raw-output", false, "print the model's text without removing terminal escape sequences")
 	fl.IntVar(&f.a2aPort, "a2a-port", -1, "serve this run's session over A2A on 127.0.0.1:`PORT` while it runs (0: any free port)")
-	return cmd
 }
 
 // applyYolo makes --yolo (-y) set --approval-mode yolo, refusing both
@@ -129,9 +139,12 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 	if err := applyYolo(cmd, f.yolo, f.approvalMode); err != nil {
 		return p.fail(err)
 	}
-	input, err := readInput(f.prompt, args, io.in)
-	if err != nil {
-		return p.fail(err)
+	var input string
+	if !f.listSessions {
+		var err error
+		if input, err = readInput(f.prompt, args, io.in); err != nil {
+			return p.fail(err)
+		}
 	}
 
 	settings, err := config.Load(config.LoadOptions{
@@ -143,6 +156,16 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 	p.format = settings.Output.Format
 	for _, w := range settings.Warnings {
 		p.warn(w)
+	}
+	if f.listSessions {
+		if err := listSessions(ctx, settings, io.out, time.Now()); err != nil {
+			return p.fail(err)
+		}
+		return exitOK
+	}
+	parts, err := expandReferences(ctx, settings, input, p.warn)
+	if err != nil {
+		return p.fail(err)
 	}
 
 	var record *llm.RecordSink
@@ -189,11 +212,21 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 			return p.fail(err)
 		}
 		defer served.stop()
-		if streamID, err = served.submit(ctx, input); err != nil {
+		if streamID, err = served.submit(ctx, parts...); err != nil {
 			return p.fail(err)
 		}
-	} else if streamID, err = sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: []runtime.ContentPart{runtime.TextPart(input)}}}); err != nil {
-		return p.fail(err)
+	} else {
+		content := make([]runtime.ContentPart, len(parts))
+		for i, t := range parts {
+			content[i] = runtime.TextPart(t)
+		}
+		msg := &runtime.SendMessage{Content: content}
+		if len(parts) > 1 {
+			msg.DisplayContent = input // what the user typed, before @path expansion
+		}
+		if streamID, err = sess.Send(ctx, runtime.Send{Message: msg}); err != nil {
+			return p.fail(err)
+		}
 	}
 
 	// Ctrl-C aborts the stream (agent_end aborted, exit 130); a second one
@@ -322,27 +355,4 @@ func exitFor(err error) (int, string) {
 	}
 	_, name, code := runtime.ErrorStatus(err)
 	return code, name
-}
-
-// latestSession is --resume without a value.
-const latestSession = "latest"
-
-// resumeID picks the session --resume names: the given id, which must be
-// stored, or the workspace's latest (the last runtime.ListSessions lists:
-// the most recently started, as in gemini-cli).
-func resumeID(ctx context.Context, store session.Service, want, workspace string) (string, error) {
-	if want != latestSession {
-		if _, err := runtime.GetSession(ctx, store, want); err != nil {
-			return "", &inputError{fmt.Sprintf("--resume: no stored session %q; `agentry sessions list` shows them", want)}
-		}
-		return want, nil
-	}
-	list, err := runtime.ListSessions(ctx, store, workspace)
-	if err != nil {
-		return "", err
-	}
-	if len(list) == 0 {
-		return "", &inputError{fmt.Sprintf("--resume: no stored session for workspace %s; run without --resume to start one", workspace)}
-	}
-	return list[len(list)-1].ID, nil
 }

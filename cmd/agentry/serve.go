@@ -458,8 +458,12 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 
 // submit runs the prompt as a task of the served context and returns
 // its stream.
-func (r *servedRun) submit(ctx context.Context, prompt string) (string, error) {
-	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(prompt))
+func (r *servedRun) submit(ctx context.Context, prompt ...string) (string, error) {
+	parts := make([]*a2a.Part, len(prompt))
+	for i, t := range prompt {
+		parts[i] = a2a.NewTextPart(t)
+	}
+	m := a2a.NewMessage(a2a.MessageRoleUser, parts...)
 	m.ContextID = r.sess.ID()
 	_, stream, err := r.srv.Submit(ctx, m)
 	return stream, err

@@ -53,9 +53,10 @@ func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List this workspace's sessions, numbered as run -r takes them",
-		Long: `List this workspace's stored sessions, oldest first, as gemini-cli's
---list-sessions does: the number is the one "agentry run -r N" takes, and
-the last session is "agentry run -r latest". Each row has the session's id,
+		Long: `List this workspace's stored sessions as gemini-cli's --list-sessions
+numbers them: by the start of their latest run, oldest first (a resumed
+session moves to the end). The number is the one "agentry run -r N" takes,
+and the last session is "agentry run -r latest". Each row has the session's id,
 its last update, its turns (the prompts it was given) and its first prompt.
 With --all, every workspace's sessions, and their workspaces, unnumbered.`,
 		Args: cobra.NoArgs,

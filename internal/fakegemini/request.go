@@ -64,7 +64,8 @@ type RequestBody struct {
 }
 
 // parsePath fills Method, Model and APIVersion from a path of the form
-// /{version}/models/{model}:{method}.
+// /{version}/models/{model}:{method}, or Vertex AI express mode's
+// /{version}/publishers/google/models/{model}:{method}.
 func (r *Request) parsePath() error {
 	version, rest, ok := strings.Cut(strings.TrimPrefix(r.Path, "/"), "/")
 	if !ok {
@@ -76,6 +77,7 @@ func (r *Request) parsePath() error {
 		return errors.New("path has no :method suffix")
 	}
 	resource, method := rest[:i], rest[i+1:]
+	resource = strings.TrimPrefix(resource, "publishers/google/")
 	if !strings.HasPrefix(resource, "models/") && !strings.HasPrefix(resource, "tunedModels/") {
 		return fmt.Errorf("resource %q is not a model", resource)
 	}

@@ -15,10 +15,12 @@ var ErrNoCredentials = errors.New("no model credentials")
 
 // GeminiConfig configures the Gemini backend.
 type GeminiConfig struct {
-	// APIKey is a Gemini API key. Unused with VertexAI.
+	// APIKey is the API key: a Gemini API key, or with VertexAI a Google
+	// Cloud API key (Vertex AI express mode, which needs no project).
 	APIKey string
-	// VertexAI selects Vertex AI (with Project and Location, and application
-	// default credentials) instead of the Gemini API.
+	// VertexAI selects Vertex AI instead of the Gemini API: with APIKey in
+	// express mode, else with Project and Location and application default
+	// credentials.
 	VertexAI bool
 	Project  string
 	Location string
@@ -35,20 +37,33 @@ type Gemini struct {
 	client *genai.Client
 }
 
+// vertexCredentialsHelp says what Vertex AI needs, as gemini-cli's auth
+// check says it.
+const vertexCredentialsHelp = "Vertex AI (GOOGLE_GENAI_USE_VERTEXAI) needs GOOGLE_API_KEY (express mode), " +
+	"or GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION with application default credentials " +
+	"(gcloud auth application-default login, or GOOGLE_APPLICATION_CREDENTIALS)"
+
 // NewGemini creates the genai client for cfg. It fails with ErrNoCredentials
-// when neither an API key nor Vertex AI is configured.
+// when neither an API key nor Vertex AI is configured, or when Vertex AI
+// has neither a key nor a project with application default credentials.
 func NewGemini(ctx context.Context, cfg GeminiConfig) (*Gemini, error) {
 	cc := &genai.ClientConfig{HTTPClient: cfg.HTTPClient}
-	if cfg.VertexAI {
+	switch {
+	case cfg.VertexAI && cfg.APIKey != "":
+		// Express mode, preferred to a project as gemini-cli prefers it:
+		// the key goes alone, without project or location.
+		cc.Backend = genai.BackendVertexAI
+		cc.APIKey = cfg.APIKey
+	case cfg.VertexAI:
 		cc.Backend = genai.BackendVertexAI
 		cc.Project = cfg.Project
 		cc.Location = cfg.Location
 		if cc.Project == "" || cc.Location == "" {
-			return nil, fmt.Errorf("%w: Vertex AI needs GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION", ErrNoCredentials)
+			return nil, fmt.Errorf("%w: %s", ErrNoCredentials, vertexCredentialsHelp)
 		}
-	} else {
+	default:
 		if cfg.APIKey == "" {
-			return nil, fmt.Errorf("%w: set GEMINI_API_KEY (or GOOGLE_API_KEY), or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION", ErrNoCredentials)
+			return nil, fmt.Errorf("%w: set GEMINI_API_KEY (or GOOGLE_API_KEY), or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_API_KEY or with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION", ErrNoCredentials)
 		}
 		cc.Backend = genai.BackendGeminiAPI
 		cc.APIKey = cfg.APIKey
@@ -60,6 +75,11 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (*Gemini, error) {
 		cc.HTTPOptions.Headers.Set("user-agent", cfg.UserAgent)
 	}
 	client, err := genai.NewClient(ctx, cc)
+	if err != nil && cfg.VertexAI && cfg.APIKey == "" {
+		// With a project, the client's only failure is finding the
+		// application default credentials.
+		return nil, fmt.Errorf("%w: %s: %v", ErrNoCredentials, vertexCredentialsHelp, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create Gemini client: %w", err)
 	}
