@@ -101,8 +101,14 @@ Each result line is {"id", "status": "success"|"error", "response", "usage",
 in-memory session; the prompts share one model availability state, so when a
 model runs out of quota the batch falls back once, not once per prompt.
 
+A replay: model replays its file from the start for each prompt. A line
+whose id an earlier line has is not run: its error result is named
+line-N.
+
 With --resume, ids already in the -o file are skipped and new results are
-appended; a line cut short by a crash is removed first. Ctrl-C stops the
+appended; a line cut short by a crash is removed first. With
+--retry-failed too, the ids whose result is an error run again and their
+lines are replaced, so the file keeps one line per id. Ctrl-C stops the
 batch: running prompts are aborted and not written, so --resume runs them
 again; the exit code is then 130. Otherwise it is 0 when every prompt
 succeeded and 1 when any failed.`,
