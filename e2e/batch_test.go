@@ -270,26 +270,25 @@ func TestBatchResumeAfterKill(t *testing.T) {
 }
 
 // BenchmarkBatch1000 runs 1,000 one-turn prompts, 16 at a time, on the
-// replay backend. The batch shares one replay cursor, so the file holds
-// one answer per prompt. It reports the wall time and the peak resident
-// set size of the process.
+// replay backend: every prompt replays the one recorded answer. It
+// reports the wall time and the peak resident set size of the process.
 func BenchmarkBatch1000(b *testing.B) {
 	const n = 1000
 	dir := b.TempDir()
 	var replay, in strings.Builder
+	line, err := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
+		"candidates": []any{map[string]any{
+			"content":      map[string]any{"role": "model", "parts": []any{map[string]any{"text": "the answer"}}},
+			"finishReason": "STOP",
+		}},
+		"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+	}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	replay.Write(line)
+	replay.WriteByte('\n')
 	for i := range n {
-		line, err := json.Marshal(map[string]any{"method": "generateContentStream", "response": []any{map[string]any{
-			"candidates": []any{map[string]any{
-				"content":      map[string]any{"role": "model", "parts": []any{map[string]any{"text": fmt.Sprintf("answer %d", i)}}},
-				"finishReason": "STOP",
-			}},
-			"usageMetadata": map[string]any{"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
-		}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		replay.Write(line)
-		replay.WriteByte('\n')
 		in.WriteString(request(fmt.Sprintf("p%04d", i), "question", ""))
 		in.WriteByte('\n')
 	}
@@ -339,19 +338,21 @@ func TestBatchAgent(t *testing.T) {
 	e := newEnv(t)
 	e.writeFile("notes.txt", "the answer is 42\n")
 	e.writeFile(filepath.Join(e.home, ".agentry", "agents", "reader.md"), readerAgent)
+	// a: the reader reads and completes.
 	replay := e.replayFile(
-		// a: the reader reads and completes.
 		[]map[string]any{call("read_file", map[string]any{"file_path": "notes.txt"})},
 		[]map[string]any{call("complete_task", map[string]any{"result": "notes.txt says the answer is 42"})},
-		// c: the reader answers without complete_task, and again in its
-		// grace turn.
+	)
+	// c: the reader answers without complete_task, and again in its grace
+	// turn.
+	noComplete := e.replayFile(
 		[]map[string]any{text("It says 42.")},
 		[]map[string]any{text("I said: 42.")},
 	)
 	in := e.batchInput(
 		`{"id": "a", "agent": "reader", "prompt": "What does notes.txt say?"}`,
 		`{"id": "b", "agent": "writer", "prompt": "Write it."}`,
-		`{"id": "c", "agent": "reader", "prompt": "And now?"}`,
+		`{"id": "c", "agent": "reader", "prompt": "And now?", "model": "replay:`+noComplete+`"}`,
 	)
 	r := e.run("", "batch", "-c", "1", "-m", "replay:"+replay, in)
 	if r.code != 1 {
@@ -371,5 +372,105 @@ func TestBatchAgent(t *testing.T) {
 	if got["c"]["status"] != "error" || errC["type"] != "SubagentNoCompleteTaskError" ||
 		errC["message"] != "Agent stopped calling tools but did not call 'complete_task'." {
 		t.Errorf("c: %v", got["c"])
+	}
+}
+
+// TestBatchReplayPerPrompt: a replay model replays its file from the
+// start for every prompt, as "agentry run" would for each: one recording
+// (here a tool call, then the answer) answers every prompt, at any
+// concurrency.
+func TestBatchReplayPerPrompt(t *testing.T) {
+	e := newEnv(t)
+	e.writeFile("notes.txt", "the answer is 42\n")
+	replay := e.replayFile(
+		[]map[string]any{call("read_file", map[string]any{"file_path": "notes.txt"})},
+		[]map[string]any{text("notes.txt says 42")},
+	)
+	var in []string
+	for i := range 6 {
+		in = append(in, request(fmt.Sprintf("q%d", i), "What does notes.txt say?", ""))
+	}
+	r := e.run("", "batch", "-c", "3", "-m", "replay:"+replay, e.batchInput(in...))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := results(t, r.stdout)
+	for i := range 6 {
+		res := got[fmt.Sprintf("q%d", i)]
+		if usage, _ := res["usage"].(map[string]any); res["status"] != "success" || res["response"] != "notes.txt says 42" || usage["total_tokens"] != 220.0 {
+			t.Errorf("q%d: %v", i, res)
+		}
+	}
+}
+
+// TestBatchDuplicateID: a line reusing an earlier line's id is an error
+// that names both lines, under the line's own name: the id keeps the one
+// result of its first line.
+func TestBatchDuplicateID(t *testing.T) {
+	e := newEnv(t)
+	replay := e.replayFile([]map[string]any{text("ok")})
+	r := e.run("", "batch", "-m", "replay:"+replay, e.batchInput(
+		request("a", "first", ""),
+		request("b", "second", ""),
+		request("a", "third", ""),
+	))
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got := results(t, r.stdout) // fails on an id with two results
+	if len(got) != 3 || got["a"]["status"] != "success" || got["b"]["status"] != "success" {
+		t.Errorf("results:\n%s", r.stdout)
+	}
+	errObj, _ := got["line-3"]["error"].(map[string]any)
+	if got["line-3"]["status"] != "error" || errObj["message"] != `line 3: duplicate id "a": line 1 has it already; this line is not run` {
+		t.Errorf("line 3: %v", got["line-3"])
+	}
+}
+
+// TestBatchRetryFailed: --resume --retry-failed runs again the ids whose
+// result is an error and replaces their lines; the successes are kept as
+// they were, and the file holds one line per id.
+func TestBatchRetryFailed(t *testing.T) {
+	e := newEnv(t)
+	good := e.replayFile([]map[string]any{text("fine")})
+	later := filepath.Join(t.TempDir(), "later.jsonl") // does not exist yet
+	input := e.batchInput(
+		request("a", "p", ""),
+		request("b", "p", "replay:"+later),
+		request("c", "p", ""),
+	)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	if r := e.run("", "batch", "-m", "replay:"+good, "-o", out, input); r.code != 1 {
+		t.Fatalf("exit %d, want 1 (b fails)\n%s", r.code, r.stderr)
+	}
+	first, _ := os.ReadFile(out)
+	if got := results(t, string(first)); got["b"]["status"] != "error" || got["a"]["status"] != "success" {
+		t.Fatalf("first run:\n%s", first)
+	}
+	if r := e.run("", "batch", "-m", "replay:"+good, "--retry-failed", input); r.code != 42 || !strings.Contains(r.stderr, "--retry-failed goes with --resume") {
+		t.Errorf("--retry-failed alone: exit %d, %s", r.code, r.stderr)
+	}
+	// --resume alone keeps the failure.
+	if r := e.run("", "batch", "-m", "replay:"+good, "-o", out, "--resume", input); r.code != 0 {
+		t.Fatalf("--resume: exit %d\n%s", r.code, r.stderr)
+	}
+	if again, _ := os.ReadFile(out); string(again) != string(first) {
+		t.Errorf("--resume with every id done changed the file:\n%s", again)
+	}
+	e.writeFile(later, `{"method":"generateContentStream","response":[{"candidates":[{"content":{"role":"model","parts":[{"text":"b at last"}]},"finishReason":"STOP"}]}]}`+"\n")
+	r := e.run("", "batch", "-m", "replay:"+good, "-o", out, "--resume", "--retry-failed", input)
+	if r.code != 0 {
+		t.Fatalf("--retry-failed: exit %d\n%s", r.code, r.stderr)
+	}
+	final, _ := os.ReadFile(out)
+	got := results(t, string(final))
+	if len(got) != 3 || got["b"]["status"] != "success" || got["b"]["response"] != "b at last" {
+		t.Errorf("after --retry-failed:\n%s", final)
+	}
+	// a and c were not run again: their lines are the first run's.
+	for _, l := range strings.SplitAfter(string(first), "\n") {
+		if l != "" && !strings.Contains(l, `"id":"b"`) && !strings.Contains(string(final), l) {
+			t.Errorf("the line %q was rewritten", l)
+		}
 	}
 }

@@ -189,11 +189,16 @@ func TestToolDeniedInDefaultMode(t *testing.T) {
 		t.Fatalf("a denial is reported to the model, not fatal: exit %d, %s", r.code, r.stderr)
 	}
 	results := ofType(lines(t, r.stdout), "tool_result")
-	for i, want := range []string{`"WriteFile"`, `"Shell"`} {
+	// gemini-cli's sentence, then what would allow the call.
+	for i, want := range []string{
+		`Tool execution for "WriteFile" requires user confirmation, which is not supported in non-interactive mode. ` +
+			`To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add "write_file" to tools.allowed in settings.json.`,
+		`Tool execution for "Shell" requires user confirmation, which is not supported in non-interactive mode. ` +
+			`To allow it, run with --allowed-tools 'run_shell_command(touch)' or --approval-mode yolo, or add "run_shell_command(touch)" to tools.allowed in settings.json.`,
+	} {
 		errObj, _ := results[i]["error"].(map[string]any)
-		if results[i]["status"] != "error" || errObj["type"] != "policy_violation" ||
-			errObj["message"] != "Tool execution for "+want+" requires user confirmation, which is not supported in non-interactive mode." {
-			t.Errorf("tool_result %d = %v", i, results[i])
+		if results[i]["status"] != "error" || errObj["type"] != "policy_violation" || errObj["message"] != want {
+			t.Errorf("tool_result %d = %v\nwant message %s", i, results[i], want)
 		}
 	}
 	for _, f := range []string{"out.txt", "ran.txt"} {
@@ -212,6 +217,44 @@ func TestToolDeniedInDefaultMode(t *testing.T) {
 	results = ofType(lines(t, r.stdout), "tool_result")
 	if r.code != 0 || results[0]["status"] != "success" || results[1]["status"] != "error" {
 		t.Errorf("allowed write_file: exit %d results %v", r.code, results)
+	}
+	// The rule the denial suggests lets the command run.
+	r = e.run("", "run", "-m", "replay:"+replay, "--allowed-tools", "write_file,run_shell_command(touch)", "-o", "stream-json", "-p", "write a file")
+	results = ofType(lines(t, r.stdout), "tool_result")
+	if r.code != 0 || results[0]["status"] != "success" || results[1]["status"] != "success" {
+		t.Errorf("the suggested rule: exit %d results %v", r.code, results)
+	}
+}
+
+// TestUnknownAllowedToolWarns: a name in --allowed-tools that is no tool
+// allows nothing; the run says so once, on stderr, with the tools there
+// are, and goes on (the call it was meant for is denied).
+func TestUnknownAllowedToolWarns(t *testing.T) {
+	e := newEnv(t)
+	replay := e.replayFile(
+		[]map[string]any{call("write_file", map[string]any{"file_path": "out.txt", "content": "x"})},
+		[]map[string]any{text("I was not allowed to.")},
+	)
+	r := e.run("", "run", "-m", "replay:"+replay, "--allowed-tools", "write_fiel,read_file,run_shell_comand", "-p", "write a file")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var warned []string
+	for _, l := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(l, "--allowed-tools") && !strings.Contains(l, "Error executing tool") {
+			warned = append(warned, l)
+		}
+	}
+	want := "[WARNING] --allowed-tools (tools.allowed) names tools that do not exist: write_fiel, run_shell_comand; the tools are " +
+		"glob, grep_search, list_directory, read_file, read_many_files, replace, run_shell_command, write_file"
+	if len(warned) != 1 || warned[0] != want {
+		t.Errorf("want the one warning\n%s\nstderr:\n%s", want, r.stderr)
+	}
+	// Batch warns once, not once per prompt.
+	in := e.batchInput(request("a", "one", ""), request("b", "two", ""))
+	r = e.run("", "batch", "-m", "replay:"+replay, "--allowed-tools", "write_fiel", in)
+	if n := strings.Count(r.stderr, "names a tool that does not exist: write_fiel;"); n != 1 {
+		t.Errorf("batch: %d warnings, want 1:\n%s", n, r.stderr)
 	}
 }
 

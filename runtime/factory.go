@@ -184,6 +184,19 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, err
 	}
+	// A session created here that nothing of a conversation reaches — its
+	// run failed first: no credentials, a bad model — is deleted again, so
+	// that it is never listed or resumed as the latest.
+	dropUnused := func() error { return nil }
+	if !resumed {
+		dropUnused = func() error { return dropIfEmpty(context.WithoutCancel(ctx), svc, sessionID, transcriptFile) }
+	}
+	built := false
+	defer func() {
+		if !built {
+			_ = dropUnused()
+		}
+	}()
 	hookRunner, err := newHookRunner(s, sessionID, ws.Root(), transcriptFile, opts.Logger)
 	if err != nil {
 		set.Close()
@@ -345,7 +358,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Now:            opts.Now,
 		NewID:          opts.NewID,
 		Logger:         opts.Logger,
-		OnClose:        []func() error{closeAgents, set.Close, closeMCP, closeTel},
+		OnClose:        []func() error{closeAgents, set.Close, closeMCP, closeTel, dropUnused},
 	})
 	if err != nil {
 		closeAgents()
@@ -354,6 +367,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		closeTel()
 		return nil, err
 	}
+	built = true
 	return sess, nil
 }
 
@@ -432,13 +446,18 @@ func sessionTelemetry(ctx context.Context, s *config.Settings, opts Options) (*t
 }
 
 // OpenTelemetry starts the telemetry the settings ask for (nil when off)
-// and returns the function that flushes and closes it, bounded so that an
-// unreachable collector does not hold up an exit. Drivers that run many
-// sessions share one through Options.Telemetry. The exporter outlives
-// ctx's cancellation: it must last until the final flush.
+// and returns the function that flushes and closes it, bounded by
+// telemetry.DefaultFlushTimeout so that an unreachable collector costs
+// the exit at most that and one warning on log (default slog.Default()).
+// Drivers that run many sessions share one through Options.Telemetry. The
+// exporter outlives ctx's cancellation: it must last until the final
+// flush.
 func OpenTelemetry(ctx context.Context, s *config.Settings, log *slog.Logger) (*telemetry.Telemetry, func() error, error) {
 	if !s.Telemetry.Enabled {
 		return nil, func() error { return nil }, nil
+	}
+	if log == nil {
+		log = slog.Default()
 	}
 	cfg := telemetry.Config{Endpoint: s.Telemetry.OTLPEndpoint, File: s.Telemetry.Outfile, Logger: log}
 	switch {
@@ -453,11 +472,7 @@ func OpenTelemetry(ctx context.Context, s *config.Settings, log *slog.Logger) (*
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: settings telemetry: %w", ErrSetup, err)
 	}
-	return tel, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		return tel.Shutdown(ctx)
-	}, nil
+	return tel, func() error { return tel.Shutdown(context.Background()) }, nil
 }
 
 // newHookRunner returns the command hooks of the settings, or nil when

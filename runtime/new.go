@@ -146,6 +146,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			return nil, err
 		}
 	}
+	sc.policy = policy
 	dispatch := NewDispatcherWith(DispatcherConfig{
 		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
 		Telemetry: cfg.Telemetry,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -330,4 +331,70 @@ func literalWord(w *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// UnknownTools returns the tool names of the allow rules that name none of
+// the tools known reports, each once, in rule order. Such a rule allows
+// nothing: most often the name is misspelt.
+func (p *Policy) UnknownTools(known func(name string) bool) []string {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	var out []string
+	for _, r := range p.rules {
+		if !known(r.tool) && !slices.Contains(out, r.tool) {
+			out = append(out, r.tool)
+		}
+	}
+	return out
+}
+
+// needsConfirmation is the error of a call that needs a human in a run
+// that has none: gemini-cli's sentence, which the model reads, then what
+// would let the call run — the flag, the approval mode or the setting.
+func needsConfirmation(t tools.Tool, args map[string]any) error {
+	//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
+	return fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode. %s",
+		t.DisplayName(), allowHint(t, args))
+}
+
+// allowHint names what would allow a call that needs approval: an allow
+// rule for it (as a flag and as a setting), or the approval mode that
+// runs it.
+func allowHint(t tools.Tool, args map[string]any) string {
+	rules := []string{t.Name()}
+	mode := "--approval-mode yolo"
+	switch {
+	case t.Name() == shellTool:
+		commands, ok := simpleCommands(stringArg(args, "command"))
+		if !ok {
+			return "To allow it, run with --approval-mode yolo (-y): no --allowed-tools rule matches a command line with redirections, substitutions or variables."
+		}
+		rules = nil
+		for _, words := range commands {
+			if r := shellTool + "(" + words[0] + ")"; !slices.Contains(rules, r) {
+				rules = append(rules, r)
+			}
+		}
+	case t.Kind() == tools.KindEdit:
+		mode = "--approval-mode auto_edit"
+	}
+	quoted := make([]string, len(rules))
+	for i, r := range rules {
+		quoted[i] = strconv.Quote(r)
+	}
+	flag := strings.Join(rules, ",")
+	if strings.ContainsAny(flag, "() ") {
+		flag = "'" + flag + "'"
+	}
+	setting := strings.Join(quoted, ", ") + " to tools.allowed in settings.json"
+	if m, ok := t.(mcpTool); ok {
+		server, _, _ := m.MCP()
+		setting += fmt.Sprintf(" (or \"trust\": true to mcpServers.%s)", server)
+	}
+	return fmt.Sprintf("To allow it, run with --allowed-tools %s or %s, or add %s.", flag, mode, setting)
+}
+
+func stringArg(args map[string]any, key string) string {
+	s, _ := args[key].(string)
+	return s
 }

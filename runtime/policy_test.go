@@ -105,3 +105,53 @@ func TestPolicyAllowAlways(t *testing.T) {
 		}
 	}
 }
+
+// TestDenialNamesWhatAllows: a call that needs a human in a run without
+// one is refused with gemini-cli's sentence, then the flag, the approval
+// mode and the setting that would let it run.
+func TestDenialNamesWhatAllows(t *testing.T) {
+	const sentence = ` requires user confirmation, which is not supported in non-interactive mode. `
+	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
+	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	other := &fakeTool{name: "web_fetch", kind: tools.KindFetch}
+	tests := []struct {
+		tool *fakeTool
+		args map[string]any
+		want string
+	}{
+		{edit, map[string]any{"file_path": "a"},
+			`To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add "write_file" to tools.allowed in settings.json.`},
+		{shell, map[string]any{"command": "git status && ls -l"},
+			`To allow it, run with --allowed-tools 'run_shell_command(git),run_shell_command(ls)' or --approval-mode yolo, or add "run_shell_command(git)", "run_shell_command(ls)" to tools.allowed in settings.json.`},
+		{shell, map[string]any{"command": "echo hi > out.txt"},
+			`To allow it, run with --approval-mode yolo (-y): no --allowed-tools rule matches a command line with redirections, substitutions or variables.`},
+		{other, map[string]any{},
+			`To allow it, run with --allowed-tools web_fetch or --approval-mode yolo, or add "web_fetch" to tools.allowed in settings.json.`},
+	}
+	for _, tc := range tests {
+		want := `Tool execution for "` + tc.tool.DisplayName() + `"` + sentence + tc.want
+		if got := needsConfirmation(tc.tool, tc.args).Error(); got != want {
+			t.Errorf("%s %v:\n got %s\nwant %s", tc.tool.name, tc.args, got, want)
+		}
+	}
+	// The suggested rule does allow the call.
+	p, err := NewPolicy("default", []string{"run_shell_command(git)", "run_shell_command(ls)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := p.Decide(shell, map[string]any{"command": "git status && ls -l"}); d != Allow {
+		t.Errorf("the suggested rules give %v, want allow", d)
+	}
+}
+
+func TestPolicyUnknownTools(t *testing.T) {
+	p, err := NewPolicy("default", []string{"write_file", "run_shell_comand", "ShellTool(ls)", "read_fiel", "read_fiel"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{"write_file": true, "run_shell_command": true, "read_file": true}
+	got := p.UnknownTools(func(n string) bool { return known[n] })
+	if strings.Join(got, ",") != "run_shell_comand,read_fiel" {
+		t.Errorf("UnknownTools = %q, want the misspelt names once each", got)
+	}
+}

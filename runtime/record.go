@@ -155,7 +155,12 @@ func (r *recorder) event(ev *session.Event) {
 
 // response records a model response as a gemini message.
 func (r *recorder) response(ev *session.Event) {
-	m := &transcript.Message{ID: ev.ID, Timestamp: r.timestamp(), Type: transcript.TypeGemini, Model: r.model()}
+	// The model that answered, as the dispatcher stamped it on the
+	// response; the session's active model when it is not there.
+	m := &transcript.Message{ID: ev.ID, Timestamp: r.timestamp(), Type: transcript.TypeGemini, Model: AnsweredBy(ev)}
+	if m.Model == "" {
+		m.Model = r.model()
+	}
 	if m.ID == "" {
 		m.ID = r.newID()
 	}

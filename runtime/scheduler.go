@@ -102,8 +102,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		if st.approver == nil {
 			info.errType = tools.ErrPolicyViolation
 			info.decision = "reject"
-			//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
-			return nil, fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.", st.t.DisplayName())
+			return nil, needsConfirmation(st.t, args)
 		}
 		req := ApprovalRequest{
 			CallID: callID, Tool: st.t.Name(), DisplayName: st.t.DisplayName(),

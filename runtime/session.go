@@ -533,6 +533,7 @@ type sessionConfig struct {
 	maxTurns                              int
 	resolver                              ModelResolver
 	tools                                 map[string]tools.Tool
+	policy                                *Policy
 	now                                   func() time.Time
 	newID                                 func() string
 	closers                               []func() error
@@ -560,6 +561,27 @@ type ToolInfo struct {
 	DisplayName string
 	Description string
 	Kind        tools.Kind
+}
+
+// AllowedToolsWarning returns the warning for allow rules (settings
+// tools.allowed, --allowed-tools) that name no tool of the session, with
+// the tools there are; "" when every rule names one. Such a rule allows
+// nothing, and the calls it was meant for are denied: a driver shows the
+// warning once, before the run.
+func (s *Session) AllowedToolsWarning() string {
+	unknown := s.cfg.policy.UnknownTools(func(name string) bool { return s.cfg.tools[name] != nil })
+	if len(unknown) == 0 {
+		return ""
+	}
+	names := make([]string, 0, len(s.cfg.tools))
+	for _, t := range s.Tools() {
+		names = append(names, t.Name)
+	}
+	what := "a tool that does not exist"
+	if len(unknown) > 1 {
+		what = "tools that do not exist"
+	}
+	return fmt.Sprintf("--allowed-tools (tools.allowed) names %s: %s; the tools are %s", what, strings.Join(unknown, ", "), strings.Join(names, ", "))
 }
 
 // Tools lists the session's tools, sorted by name.

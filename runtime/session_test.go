@@ -375,7 +375,9 @@ func TestDeniedCallReachesModelAsError(t *testing.T) {
 		t.Fatal("a denied tool ran")
 	}
 	resp := find(evs, EventToolResponse)[0].ToolResponse
-	wantMsg := `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode.`
+	// gemini-cli's sentence, then what would allow the call.
+	wantMsg := `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode. ` +
+		`To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add "write_file" to tools.allowed in settings.json.`
 	if !resp.IsError || resp.Content[0].Text != wantMsg || resp.Data["errorType"] != "policy_violation" || resp.Data["decision"] != "reject" {
 		t.Errorf("tool_response = %+v", resp)
 	}

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"maps"
+	"os"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"google.golang.org/adk/v2/session"
 
@@ -58,37 +63,134 @@ const StateTranscript = "agentry:transcript"
 // child sessions out: they are part of their parent's conversation.
 const StateParent = "agentry:parent"
 
-// StoredSession describes a stored session.
+// StoredSession describes a stored session as listings show it.
 type StoredSession struct {
 	// ID is the session id.
 	ID string
 	// Workspace is the workspace the session was started in.
 	Workspace string
-	// Updated is the time of the session's last event.
-	Updated time.Time
+	// Started is when the session's latest run began (its last prompt),
+	// gemini-cli's startTime, which a resumed session moves forward;
+	// Updated is the time of its last event.
+	Started, Updated time.Time
+	// Turns counts the user's prompts.
+	Turns int
+	// FirstPrompt is the first prompt on one line: its whitespace
+	// collapsed and control characters dropped, not cut.
+	FirstPrompt string
 }
 
-// ListSessions returns the stored sessions started in workspace (all of
-// them when workspace is ""), most recently updated first.
+// ListSessions returns the resumable sessions started in workspace (of
+// every workspace when workspace is ""), in the one order every listing
+// and every resume by number share — gemini-cli's --list-sessions order:
+// by the start of each session's latest run, oldest first, so that a
+// resumed session moves to the end. Entry i is session number i+1
+// ("agentry run -r N"), and the last entry is "latest", the session run
+// most recently.
+//
+// Resumable means holding a conversation: a session whose run failed
+// before anything was stored (no credentials, a bad model) is left out,
+// and so are subagents' child sessions, which belong to their parent's
+// conversation.
 func ListSessions(ctx context.Context, svc session.Service, workspace string) ([]StoredSession, error) {
-	resp, err := svc.List(ctx, &session.ListRequest{AppName: appName, UserID: userID})
+	all, err := summaries(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	var out []StoredSession
-	for _, s := range resp.Sessions {
-		if p, _ := s.State().Get(StateParent); p != nil && p != "" {
+	for _, s := range all {
+		if p, _ := s.State[StateParent].(string); p != "" {
 			continue
 		}
-		ws, _ := s.State().Get(StateWorkspace)
-		w, _ := ws.(string)
+		if s.Prompts == 0 && s.Replies == 0 {
+			continue
+		}
+		w, _ := s.State[StateWorkspace].(string)
 		if workspace != "" && w != workspace {
 			continue
 		}
-		out = append(out, StoredSession{ID: s.ID(), Workspace: w, Updated: s.LastUpdateTime()})
+		started := s.LastPromptAt
+		if started.IsZero() {
+			started = s.Created
+		}
+		out = append(out, StoredSession{
+			ID: s.ID, Workspace: w, Started: started, Updated: s.Updated, Turns: s.Prompts, FirstPrompt: oneLine(s.FirstPrompt),
+		})
 	}
-	slices.SortStableFunc(out, func(a, b StoredSession) int { return b.Updated.Compare(a.Updated) })
+	slices.SortStableFunc(out, func(a, b StoredSession) int {
+		if c := a.Started.Compare(b.Started); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 	return out, nil
+}
+
+// summaries reads the sessions' summaries: in one pass over the database
+// for agentry's store, session by session for another.
+func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, error) {
+	if st, ok := svc.(*sessions.Store); ok {
+		return st.Summaries(ctx, appName, userID)
+	}
+	resp, err := svc.List(ctx, &session.ListRequest{AppName: appName, UserID: userID})
+	if err != nil {
+		return nil, err
+	}
+	var out []sessions.Summary
+	for _, l := range resp.Sessions {
+		got, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: l.ID()})
+		if err != nil {
+			continue // deleted since the list
+		}
+		s := got.Session
+		sum := sessions.Summary{ID: s.ID(), Created: s.LastUpdateTime(), Updated: s.LastUpdateTime(), State: maps.Collect(s.State().All())}
+		for ev := range s.Events().All() {
+			if sum.Prompts+sum.Replies == 0 && !ev.Timestamp.IsZero() {
+				sum.Created = ev.Timestamp
+			}
+			switch {
+			case ev.Author != "user":
+				sum.Replies++
+			case promptText(ev.Content) != "":
+				if sum.Prompts == 0 {
+					sum.FirstPrompt = promptText(ev.Content)
+				}
+				sum.Prompts++
+				sum.LastPromptAt = ev.Timestamp
+			}
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// oneLine puts text on one line for a listing: runs of whitespace become
+// one space, control characters go (as gemini-cli cleans a session's
+// first message), and a leading session context block is skipped.
+func oneLine(text string) string {
+	text = strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(text, "<session_context>"); ok {
+		if _, after, found := strings.Cut(rest, "</session_context>"); found {
+			text = after
+		}
+	}
+	var b strings.Builder
+	space := false
+	for _, r := range text {
+		switch {
+		case unicode.IsSpace(r):
+			space = b.Len() > 0
+			continue
+		case unicode.IsControl(r):
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // ensureSession creates the stored session with its workspace (and, for
@@ -121,6 +223,36 @@ func ensureSession(ctx context.Context, svc session.Service, id, workspace, pare
 		return "", true, fmt.Errorf("%w: session %s: record its transcript: %w", ErrSetup, id, err)
 	}
 	return newTranscript, true, nil
+}
+
+// dropIfEmpty deletes a stored session, and its transcript file, when it
+// holds no conversation: no event with content.
+func dropIfEmpty(ctx context.Context, svc session.Service, id, transcriptPath string) error {
+	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
+	if err != nil {
+		return nil // gone already
+	}
+	for ev := range resp.Session.Events().All() {
+		if ev.Content != nil && len(ev.Content.Parts) > 0 {
+			return nil
+		}
+	}
+	if err := svc.Delete(ctx, &session.DeleteRequest{AppName: appName, UserID: userID, SessionID: id}); err != nil {
+		return fmt.Errorf("delete the unused session %s: %w", id, err)
+	}
+	if transcriptPath != "" {
+		if err := os.Remove(transcriptPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete the unused session's transcript: %w", err)
+		}
+	}
+	return nil
+}
+
+// AnsweredBy returns the model that produced a stored model response
+// (after routing and fallbacks), or "" when the event does not say.
+func AnsweredBy(ev *session.Event) string {
+	m, _ := ev.CustomMetadata[metaModel].(string)
+	return m
 }
 
 // GetSession returns a stored session, or an error wrapping ErrNoSession.

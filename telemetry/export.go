@@ -2,12 +2,16 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"path"
 	"strings"
 	"sync"
+	"syscall"
+	"time"
 
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
@@ -16,6 +20,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // endpoint is Config.Endpoint split into what the OTLP option builders take.
@@ -129,30 +135,28 @@ func newExporters(ctx context.Context, exp string, cfg Config) (sdktrace.SpanExp
 // final export that failed through lastError.
 type loggedExporter struct {
 	signal string
-	log    *slog.Logger
+	health *exportHealth
 
-	mu      sync.Mutex
-	last    error // error of the latest export, nil once one succeeds
-	failing bool
+	mu       sync.Mutex
+	last     error     // error of the latest export, nil once one succeeds
+	deadline time.Time // of the latest export's context; zero if it had none
+	started  bool
 }
 
-// record logs a change of export health: the first failure at Warn, repeats
-// at Debug (an unreachable collector would otherwise warn every few
-// seconds), and recovery at Info.
-func (l *loggedExporter) record(err error) {
+// begin notes the deadline an export runs under.
+func (l *loggedExporter) begin(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.deadline, _ = ctx.Deadline()
+	l.started = true
+}
+
+// record notes the outcome of an export and reports it to health.
+func (l *loggedExporter) record(err error) {
+	l.mu.Lock()
 	l.last = err
-	switch {
-	case err != nil && !l.failing:
-		l.failing = true
-		l.log.Warn("telemetry export failed; further failures are logged at debug level", "signal", l.signal, "err", err)
-	case err != nil:
-		l.log.Debug("telemetry export failed", "signal", l.signal, "err", err)
-	case l.failing:
-		l.failing = false
-		l.log.Info("telemetry export recovered", "signal", l.signal)
-	}
+	l.mu.Unlock()
+	l.health.record(l.signal, err)
 }
 
 // lastError returns the error of the latest export, if it failed.
@@ -160,6 +164,74 @@ func (l *loggedExporter) lastError() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.last
+}
+
+// lastDeadline returns the deadline of the latest export's context, and
+// whether an export has started at all.
+func (l *loggedExporter) lastDeadline() (deadline time.Time, started bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deadline, l.started
+}
+
+// exportHealth is the export state both signals share. The first failure
+// is a warning naming the collector, once per process: an unreachable
+// collector fails every export of both signals, and one line says it all.
+// Later failures go to Debug, a recovery to Info.
+type exportHealth struct {
+	log      *slog.Logger
+	endpoint string
+
+	mu      sync.Mutex
+	warned  bool
+	failing bool
+}
+
+func (h *exportHealth) record(signal string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case err != nil && !h.warned:
+		h.warned, h.failing = true, true
+		h.log.Warn(failureMessage(h.endpoint, err, 0), "signal", signal, "err", err)
+	case err != nil:
+		h.failing = true
+		h.log.Debug("telemetry export failed", "signal", signal, "err", err)
+	case h.failing:
+		h.failing = false
+		h.log.Info("telemetry export recovered", "signal", signal)
+	}
+}
+
+// warn reports a flush that failed or ran out of time, unless a failure
+// was reported already.
+func (h *exportHealth) warn(err error, limit time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.warned {
+		return
+	}
+	h.warned = true
+	if errors.Is(err, context.DeadlineExceeded) {
+		h.log.Warn(failureMessage(h.endpoint, err, limit)) // the message says it all
+		return
+	}
+	h.log.Warn(failureMessage(h.endpoint, err, limit), "err", err)
+}
+
+// failureMessage says what failed in the words a user acts on: a
+// collector that did not answer (within limit, when a flush gave up) or
+// that refused the data.
+func failureMessage(endpoint string, err error, limit time.Duration) string {
+	var netErr net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && limit > 0:
+		return fmt.Sprintf("telemetry: the collector at %s could not be reached within %s; spans and metrics were not exported", endpoint, limit)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr), errors.Is(err, syscall.ECONNREFUSED),
+		status.Code(err) == codes.Unavailable, status.Code(err) == codes.DeadlineExceeded:
+		return fmt.Sprintf("telemetry: the collector at %s could not be reached; spans and metrics were not exported", endpoint)
+	}
+	return fmt.Sprintf("telemetry: export to %s failed; further failures are logged at debug level", endpoint)
 }
 
 // loggedSpanExporter routes span export errors to a loggedExporter.
@@ -171,6 +243,7 @@ type loggedSpanExporter struct {
 // ExportSpans exports and records the outcome; see loggedExporter for why
 // the error is not returned.
 func (e *loggedSpanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	e.l.begin(ctx)
 	e.l.record(e.SpanExporter.ExportSpans(ctx, spans))
 	return nil
 }
@@ -184,6 +257,7 @@ type loggedMetricExporter struct {
 // Export exports and records the outcome; see loggedExporter for why the
 // error is not returned.
 func (e *loggedMetricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	e.l.begin(ctx)
 	e.l.record(e.Exporter.Export(ctx, rm))
 	return nil
 }

@@ -254,6 +254,8 @@ func TestOTLPHTTP(t *testing.T) {
 				Insecure: tc.insecure,
 				Headers:  map[string]string{"Authorization": "Bearer s3cret-token"},
 				Logger:   quietLogger(&logs),
+				// Only a hang guard: a loaded machine must not fail it.
+				FlushTimeout: time.Minute,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -329,6 +331,8 @@ func TestOTLPGRPC(t *testing.T) {
 		Insecure: true,
 		Headers:  map[string]string{"authorization": "Bearer grpc-s3cret"},
 		Logger:   quietLogger(&logs),
+		// Only a hang guard: a loaded machine must not fail it.
+		FlushTimeout: time.Minute,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -353,7 +357,7 @@ func TestExportFailureIsLoggedAndReported(t *testing.T) {
 	}))
 	defer srv.Close()
 	var logs bytes.Buffer
-	tel, err := New(context.Background(), Config{Exporter: "otlp-http", Endpoint: srv.URL, Logger: quietLogger(&logs)})
+	tel, err := New(context.Background(), Config{Exporter: "otlp-http", Endpoint: srv.URL, Logger: quietLogger(&logs), FlushTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +367,97 @@ func TestExportFailureIsLoggedAndReported(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "last traces export failed") {
 		t.Errorf("Shutdown = %v, want it to report the failed trace export", err)
 	}
-	if n := strings.Count(logs.String(), "level=WARN"); n < 1 || n > 2 { // once per signal at most
-		t.Errorf("got %d warnings, want one per failing signal:\n%s", n, logs.String())
+	if n := strings.Count(logs.String(), "level=WARN"); n != 1 { // both signals fail: one warning
+		t.Errorf("got %d warnings, want one:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "export to "+srv.URL+" failed") {
+		t.Errorf("the warning does not name the collector %s:\n%s", srv.URL, logs.String())
+	}
+}
+
+// lockedBuffer is a log sink that an export still running in the
+// background may write to while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// deadAddr returns a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}
+
+// TestDeadCollectorBoundsShutdown: with no collector listening, Shutdown
+// hands the exporters a context whose deadline is FlushTimeout from its
+// start — so the exit waits that long at most, not the exporters' own
+// retry budget — reports the failure, and one warning (for both signals)
+// names the collector. Nothing asserts on elapsed time: the bound is read
+// from the deadline the exporter was given.
+func TestDeadCollectorBoundsShutdown(t *testing.T) {
+	for _, exp := range []string{ExporterOTLPHTTP, ExporterOTLPGRPC} {
+		t.Run(exp, func(t *testing.T) {
+			endpoint := "http://" + deadAddr(t)
+			const flush = 300 * time.Millisecond
+			var logs lockedBuffer
+			tel, err := New(t.Context(), Config{
+				Exporter: exp, Endpoint: endpoint, FlushTimeout: flush,
+				Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, run := tel.StartRun(t.Context(), "s", "p")
+			run.End(nil)
+			before := time.Now()
+			err = tel.Shutdown(context.Background())
+			after := time.Now()
+			if err == nil {
+				t.Fatal("Shutdown reported no error with no collector listening")
+			}
+			// The span exporter ran under the flush's deadline. The flush
+			// starts it on a goroutine of its own: wait until it has (the
+			// wait only guards against a hang).
+			var deadline time.Time
+			for start := time.Now(); ; time.Sleep(time.Millisecond) {
+				d, started := tel.exporters[0].lastDeadline()
+				if started {
+					deadline = d
+					break
+				}
+				if time.Since(start) > time.Minute {
+					t.Fatal("the trace exporter was never called")
+				}
+			}
+			if deadline.IsZero() || deadline.Before(before.Add(flush)) || deadline.After(after.Add(flush)) {
+				t.Errorf("the trace export's deadline is %v, want FlushTimeout after Shutdown began (%v … %v)",
+					deadline, before.Add(flush), after.Add(flush))
+			}
+			out := logs.String()
+			if n := strings.Count(out, "level=WARN"); n != 1 {
+				t.Errorf("%d warnings, want 1:\n%s", n, out)
+			}
+			if !strings.Contains(out, "the collector at "+endpoint+" could not be reached") {
+				t.Errorf("the warning does not say the collector at %s could not be reached:\n%s", endpoint, out)
+			}
+		})
 	}
 }

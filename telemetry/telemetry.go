@@ -95,6 +95,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -157,7 +158,16 @@ type Config struct {
 	// Logger receives export failures and lifecycle messages; nil discards
 	// them.
 	Logger *slog.Logger
+	// FlushTimeout bounds Shutdown's final flush, so that a collector that
+	// is down or slow delays the exit by at most this much; 0 means
+	// DefaultFlushTimeout.
+	FlushTimeout time.Duration
 }
+
+// DefaultFlushTimeout is Shutdown's bound when Config.FlushTimeout is 0:
+// enough for a collector on the machine or the network to take the last
+// spans, short enough not to be noticed when it is unreachable.
+const DefaultFlushTimeout = time.Second
 
 // exporter returns the normalised exporter name: lower case, "" as "none".
 func (c Config) exporter() string {
@@ -228,6 +238,10 @@ type Telemetry struct {
 	// final export that failed (the SDK would only hand that error to the
 	// global error handler).
 	exporters []*loggedExporter
+	// health is what the exporters share: one warning for the process,
+	// whichever signal fails first.
+	health       *exportHealth
+	flushTimeout time.Duration
 
 	modelCalls    metric.Int64Counter
 	modelTokens   metric.Int64Counter
@@ -284,9 +298,17 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	te := &loggedExporter{signal: "traces", log: log}
-	me := &loggedExporter{signal: "metrics", log: log}
-	t := &Telemetry{log: log, exporters: []*loggedExporter{te, me}}
+	health := &exportHealth{log: log, endpoint: cfg.Endpoint}
+	if exp == ExporterFile {
+		health.endpoint = cfg.File
+	}
+	te := &loggedExporter{signal: "traces", health: health}
+	me := &loggedExporter{signal: "metrics", health: health}
+	flush := cfg.FlushTimeout
+	if flush <= 0 {
+		flush = DefaultFlushTimeout
+	}
+	t := &Telemetry{log: log, exporters: []*loggedExporter{te, me}, health: health, flushTimeout: flush}
 	t.tp = sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
 		sdktrace.WithBatcher(&loggedSpanExporter{SpanExporter: spanExp, l: te}),
@@ -301,7 +323,7 @@ func New(ctx context.Context, cfg Config) (*Telemetry, error) {
 		// rather than leak the exporters.
 		return nil, errors.Join(err, t.Shutdown(ctx))
 	}
-	log.Info("telemetry enabled", "exporter", exp, "endpoint", cfg.Endpoint, "file", cfg.File, "service", service)
+	log.Debug("telemetry enabled", "exporter", exp, "endpoint", cfg.Endpoint, "file", cfg.File, "service", service)
 	return t, nil
 }
 
@@ -337,16 +359,25 @@ func (t *Telemetry) instruments(m metric.Meter) error {
 }
 
 // Shutdown flushes buffered spans and a final metrics collection, then
-// closes the exporters. It is safe on a nil receiver and idempotent (later
-// calls return the first result). Spans started afterwards are dropped.
+// closes the exporters, all within Config.FlushTimeout (or ctx, if it ends
+// sooner): a collector that cannot be reached costs the exit that much,
+// and one warning. It is safe on a nil receiver and idempotent (later calls
+// return the first result). Spans started afterwards are dropped.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
 	t.shutdownOnce.Do(func() {
-		// Traces first: they are what a user debugging a turn wants most,
-		// and the metrics reader's final collection does not depend on them.
+		ctx, cancel := context.WithTimeout(ctx, t.flushTimeout)
+		defer cancel()
+		// Spans are flushed first, with ctx: the span processor's Shutdown
+		// exports what is left under a context of its own, which no
+		// deadline bounds (the metric reader's final export uses ctx).
+		// Traces first: they are what a user debugging a turn wants most.
 		var errs []error
+		if err := t.tp.ForceFlush(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: flush traces: %w", err))
+		}
 		if err := t.tp.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("telemetry: shut down traces: %w", err))
 		}
@@ -359,6 +390,11 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 			}
 		}
 		t.shutdownErr = errors.Join(errs...)
+		if len(errs) > 0 {
+			// An export still under way when the flush gave up has not
+			// reported yet: warn now, since the process is about to end.
+			t.health.warn(errs[0], t.flushTimeout)
+		}
 	})
 	return t.shutdownErr
 }

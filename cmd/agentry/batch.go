@@ -67,6 +67,7 @@ type batchFlags struct {
 	concurrency    int
 	output         string
 	resume         bool
+	retryFailed    bool
 }
 
 // batchFlagKeys maps batch's flags to settings keys, as flagKeys does
@@ -100,8 +101,14 @@ Each result line is {"id", "status": "success"|"error", "response", "usage",
 in-memory session; the prompts share one model availability state, so when a
 model runs out of quota the batch falls back once, not once per prompt.
 
+A replay: model replays its file from the start for each prompt. A line
+whose id an earlier line has is not run: its error result is named
+line-N.
+
 With --resume, ids already in the -o file are skipped and new results are
-appended; a line cut short by a crash is removed first. Ctrl-C stops the
+appended; a line cut short by a crash is removed first. With
+--retry-failed too, the ids whose result is an error run again and their
+lines are replaced, so the file keeps one line per id. Ctrl-C stops the
 batch: running prompts are aborted and not written, so --resume runs them
 again; the exit code is then 130. Otherwise it is 0 when every prompt
 succeeded and 1 when any failed.`,
@@ -121,6 +128,7 @@ succeeded and 1 when any failed.`,
 	fl.IntVarP(&f.concurrency, "concurrency", "c", defaultBatchConcurrency, "how many prompts run at once")
 	fl.StringVarP(&f.output, "output", "o", "", "write the results to `FILE` (default stdout)")
 	fl.BoolVar(&f.resume, "resume", false, "skip the ids already in the -o file and append to it")
+	fl.BoolVar(&f.retryFailed, "retry-failed", false, "with --resume: run the ids whose result in the -o file is an error again, replacing their lines")
 	return cmd
 }
 
@@ -238,7 +246,9 @@ func parseBatchLine(line []byte, n int, seen map[string]int) (batchRequest, *bat
 	if strings.TrimSpace(id) == "" {
 		id = lineID
 	} else if first, dup := seen[id]; dup {
-		problems = append(problems, fmt.Sprintf("duplicate id %q (first on line %d)", id, first))
+		// The id has its result, from its first line: this line's error
+		// goes under the line's name, so that no id has two results.
+		return bad(lineID, []string{fmt.Sprintf("duplicate id %q: line %d has it already; this line is not run", id, first)})
 	} else {
 		seen[id] = n
 	}
@@ -292,10 +302,11 @@ func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error)
 }
 
 // scanResults reads an output file that --resume continues: it returns
-// the ids of its result lines and the length of its complete lines. A
-// last line without its newline was cut short by a crash and is left out,
-// so its prompt runs again; any other line that is not a result is an
-// error, since appending to a file that is not ours would corrupt it.
+// the ids of its result lines, each with whether its (last) result is a
+// success, and the length of its complete lines. A last line without its
+// newline was cut short by a crash and is left out, so its prompt runs
+// again; any other line that is not a result is an error, since appending
+// to a file that is not ours would corrupt it.
 func scanResults(r io.Reader) (done map[string]bool, complete int64, err error) {
 	done = map[string]bool{}
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -311,23 +322,39 @@ func scanResults(r io.Reader) (done map[string]bool, complete int64, err error) 
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var res struct {
-			ID *string `json:"id"`
-		}
-		if err := json.Unmarshal(line, &res); err != nil || res.ID == nil {
-			if err == nil {
-				err = errors.New(`no "id"`)
-			}
+		res, err := readStoredResult(line)
+		if err != nil {
 			return nil, 0, &inputError{fmt.Sprintf("--resume: line %d of the output file is not a batch result: %v", n, err)}
 		}
-		done[*res.ID] = true
+		done[res.id] = res.status == batchSuccess
 	}
+}
+
+// storedResult is what --resume reads of a result line.
+type storedResult struct{ id, status string }
+
+func readStoredResult(line []byte) (storedResult, error) {
+	var res struct {
+		ID     *string `json:"id"`
+		Status string  `json:"status"`
+	}
+	if err := json.Unmarshal(line, &res); err != nil {
+		return storedResult{}, err
+	}
+	if res.ID == nil {
+		return storedResult{}, errors.New(`no "id"`)
+	}
+	return storedResult{*res.ID, res.Status}, nil
 }
 
 // openBatchOutput opens the -o file: truncated, or with --resume read for
 // the ids it holds, cut back to its last complete line and opened for
-// appending.
-func openBatchOutput(path string, resume bool) (*os.File, map[string]bool, error) {
+// appending. With retryFailed, the lines of the ids whose result is an
+// error are removed first (the file is rewritten whole and renamed over
+// the old one, so a crash leaves one or the other), and those ids are not
+// done: their prompts run again and append their new results, so the file
+// keeps one line per id.
+func openBatchOutput(path string, resume, retryFailed bool) (*os.File, map[string]bool, error) {
 	if !resume {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 		if err != nil {
@@ -339,9 +366,18 @@ func openBatchOutput(path string, resume bool) (*os.File, map[string]bool, error
 	if err != nil {
 		return nil, nil, &inputError{fmt.Sprintf("-o: %v", err)}
 	}
-	done, complete, err := scanResults(f)
+	results, complete, err := scanResults(f)
 	if err == nil {
 		err = f.Truncate(complete)
+	}
+	if err == nil && retryFailed && slices.Contains(slices.Collect(maps.Values(results)), false) {
+		f.Close()
+		if err = dropFailedResults(path); err == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("--retry-failed: rewriting %s: %w", path, err)
+		}
 	}
 	if err != nil {
 		f.Close()
@@ -351,7 +387,74 @@ func openBatchOutput(path string, resume bool) (*os.File, map[string]bool, error
 		}
 		return nil, nil, fmt.Errorf("--resume: reading %s: %w", path, err)
 	}
+	done := map[string]bool{}
+	for id, ok := range results {
+		if ok || !retryFailed {
+			done[id] = true
+		}
+	}
 	return f, done, nil
+}
+
+// dropFailedResults rewrites the result file at path without the lines
+// whose status is not a success: into a temporary file beside it, then
+// renamed over it.
+func dropFailedResults(path string) (err error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	info, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(tmp, 64<<10)
+	br := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, rerr := br.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			res, err := readStoredResult(line)
+			if err != nil {
+				return err // scanResults read it a moment ago
+			}
+			if res.status != batchSuccess {
+				continue
+			}
+		}
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+		if errors.Is(rerr, io.EOF) {
+			break
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(info.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // countLines counts the non-blank lines of the file at path, for the
@@ -382,8 +485,8 @@ func countLines(path string) int {
 }
 
 // batchSpace is what the prompts of one workspace share: the settings,
-// the model resolver (one genai client and one replay cursor per file for
-// the whole batch) and the telemetry.
+// the model resolver (one genai client for the whole batch; replay models
+// are each prompt's own, see promptResolver) and the telemetry.
 type batchSpace struct {
 	once     sync.Once
 	settings *config.Settings
@@ -394,6 +497,9 @@ type batchSpace struct {
 	tel      *telemetry.Telemetry
 	closeTel func() error
 	err      error
+	// toolsChecked makes the workspace's first session check the allow
+	// rules, so that a misspelt tool is reported once, not per prompt.
+	toolsChecked sync.Once
 }
 
 // batch runs the prompts of one input.
@@ -420,6 +526,9 @@ func batchMain(ctx context.Context, cmd *cobra.Command, f *batchFlags, path stri
 	}
 	if f.resume && f.output == "" {
 		return fail(&inputError{"--resume needs -o FILE: it continues the results already in that file"})
+	}
+	if f.retryFailed && !f.resume {
+		return fail(&inputError{"--retry-failed goes with --resume -o FILE: it runs again the ids whose result in FILE is an error"})
 	}
 	if err := applyYolo(cmd, f.yolo, f.approvalMode); err != nil {
 		return fail(err)
@@ -450,7 +559,7 @@ func batchMain(ctx context.Context, cmd *cobra.Command, f *batchFlags, path stri
 	}
 	out, done := io.out, map[string]bool{}
 	if f.output != "" {
-		file, d, err := openBatchOutput(f.output, f.resume)
+		file, d, err := openBatchOutput(f.output, f.resume, f.retryFailed)
 		if err != nil {
 			return fail(err)
 		}
@@ -689,6 +798,38 @@ func (b *batch) space(ctx context.Context, workspace string) *batchSpace {
 	return sp
 }
 
+// promptResolver is the model resolver of one prompt of a batch: a replay
+// model replays its file from the start, for this prompt (and its
+// subagents) alone, as it would for one "agentry run" — so a recording
+// answers every prompt, in any order, at any concurrency. The other
+// backends are the batch's shared ones.
+type promptResolver struct {
+	shared   runtime.ModelResolver
+	settings *config.Settings
+
+	mu  sync.Mutex
+	own *llm.Resolver // made for the prompt's first replay model
+}
+
+func newPromptResolver(shared runtime.ModelResolver, s *config.Settings) *promptResolver {
+	return &promptResolver{shared: shared, settings: s}
+}
+
+// Resolve implements runtime.ModelResolver.
+func (r *promptResolver) Resolve(ctx context.Context, name string) (llm.Target, error) {
+	ref, err := llm.ParseModel(name)
+	if err != nil || (ref.Scheme != llm.SchemeReplay && ref.Scheme != llm.SchemeReplayNonStric) {
+		return r.shared.Resolve(ctx, name)
+	}
+	r.mu.Lock()
+	if r.own == nil {
+		r.own = runtime.NewResolver(r.settings, nil, nil)
+	}
+	own := r.own
+	r.mu.Unlock()
+	return own.Resolve(ctx, name)
+}
+
 // runOne runs one prompt in a session of its own and returns its result;
 // the session is closed before it returns, so a finished prompt holds no
 // memory.
@@ -722,13 +863,18 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 	// the session, so prompts never queue on the SQLite store's single
 	// writer and the batch's memory does not grow with its length.
 	sess, err := runtime.FromSettings(ctx, &s, runtime.Options{
-		Availability: b.avail, Resolver: sp.resolver, Telemetry: sp.tel, Logger: b.log.With("id", req.ID),
+		Availability: b.avail, Resolver: newPromptResolver(sp.resolver, sp.settings), Telemetry: sp.tel, Logger: b.log.With("id", req.ID),
 		Agents: sp.agents,
 	})
 	if err != nil {
 		return failWith(err)
 	}
 	defer sess.Close()
+	sp.toolsChecked.Do(func() {
+		if w := sess.AllowedToolsWarning(); w != "" {
+			fmt.Fprintf(b.stderr, "[WARNING] %s\n", w)
+		}
+	})
 	if req.Agent != "" {
 		return b.runAgent(ctx, sess, req, res)
 	}

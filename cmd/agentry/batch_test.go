@@ -49,7 +49,8 @@ func TestParseBatchLineErrors(t *testing.T) {
 		{"missing prompt", `{"id":"a"}`, "a", `line 7: missing "prompt"`},
 		{"empty prompt", `{"id":"a","prompt":"  "}`, "a", `line 7: "prompt" is empty`},
 		{"prompt not a string", `{"id":"a","prompt":["p"]}`, "a", `line 7: "prompt" must be a string`},
-		{"duplicate id", `{"id":"taken","prompt":"p"}`, "taken", `line 7: duplicate id "taken" (first on line 3)`},
+		// Its result goes under the line's name: "taken" has its own.
+		{"duplicate id", `{"id":"taken","prompt":"p"}`, "line-7", `line 7: duplicate id "taken": line 3 has it already; this line is not run`},
 		{"unknown approval mode", `{"id":"a","prompt":"p","approval_mode":"always"}`, "a", `line 7: unknown approval_mode "always" (want plan, default, auto_edit or yolo)`},
 		{"unknown model", `{"id":"a","prompt":"p","model":"gpt-4"}`, "a", `line 7: model: unknown model "gpt-4": use a Gemini model (gemini-2.5-flash, or an alias: auto, pro, flash, flash-lite), gemini:<id>, openai:<model> or replay:<file.jsonl>`},
 		{"unknown field", `{"id":"a","prompt":"p","approvalMode":"yolo"}`, "a", `line 7: unknown field "approvalMode" (the fields are id, prompt, model, agent, workspace, approval_mode)`},
@@ -78,7 +79,7 @@ func TestParseBatchLineReservesFailedIDs(t *testing.T) {
 		t.Fatal("bad line accepted")
 	}
 	_, bad := parseBatchLine([]byte(`{"id":"a","prompt":"p"}`), 2, seen)
-	if bad == nil || bad.Error.Message != `line 2: duplicate id "a" (first on line 1)` {
+	if bad == nil || bad.ID != "line-2" || bad.Error.Message != `line 2: duplicate id "a": line 1 has it already; this line is not run` {
 		t.Errorf("reused id: %+v", bad)
 	}
 }
@@ -167,7 +168,7 @@ func TestOpenBatchOutputResume(t *testing.T) {
 	if err := os.WriteFile(path, []byte(a+`{"id":"b","sta`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f, done, err := openBatchOutput(path, true)
+	f, done, err := openBatchOutput(path, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestOpenBatchOutputResume(t *testing.T) {
 		t.Errorf("file = %q, want %q", got, want)
 	}
 	// Without --resume the file starts over.
-	f, done, err = openBatchOutput(path, false)
+	f, done, err = openBatchOutput(path, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -436,5 +437,39 @@ func TestBatchFlagErrors(t *testing.T) {
 	}
 	if len(srv.Requests()) != 0 {
 		t.Errorf("a model was called: %d requests", len(srv.Requests()))
+	}
+}
+
+// TestOpenBatchOutputRetryFailed: --retry-failed removes the error lines
+// (and a torn last line) and leaves their ids to run again; the success
+// lines stay as they were, in their order.
+func TestOpenBatchOutputRetryFailed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	a := `{"id":"a","status":"success","response":"x"}` + "\n"
+	b := `{"id":"b","status":"error"}` + "\n"
+	c := `{"id":"c","status":"success"}` + "\n"
+	if err := os.WriteFile(path, []byte(a+b+"\n"+c+`{"id":"d","sta`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, done, err := openBatchOutput(path, true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]bool{"a": true, "c": true}, done); diff != "" {
+		t.Errorf("done (-want +got):\n%s", diff)
+	}
+	if _, err := f.Write([]byte(`{"id":"b","status":"success"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	got, _ := os.ReadFile(path)
+	if want := a + "\n" + c + `{"id":"b","status":"success"}` + "\n"; string(got) != want {
+		t.Errorf("file = %q, want %q", got, want)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want the file's own 0600", info.Mode().Perm())
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*")); len(left) != 0 {
+		t.Errorf("temporary files left: %q", left)
 	}
 }

@@ -96,7 +96,7 @@ With run's flags and no command, agentry runs the prompt headless, exactly as
 	root.SetIn(io.in)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newRunCommand(io, sigs, exit), newSessionsCommand(io, exit), newBatchCommand(io, sigs, exit), newAgentsCommand(io, exit), newServeCommand(io, sigs, exit))
+	root.AddCommand(newRunCommand(io, sigs, exit), newSessionsCommand(io, exit), newBatchCommand(io, sigs, exit), newAgentsCommand(io, exit), newServeCommand(io, sigs, exit), newVersionCommand(io))
 	return root
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +23,9 @@ import (
 const latestSession = "latest"
 
 // resumeID picks the session --resume names, as gemini-cli's
-// SessionSelector does: "latest" is this workspace's most recently updated
-// session; otherwise a stored session id, else a number from
-// --list-sessions.
+// SessionSelector does: "latest" is the last of runtime.ListSessions (the
+// session run most recently); otherwise a stored session id, else a
+// number from --list-sessions.
 func resumeID(ctx context.Context, store session.Service, want, workspace string) (string, error) {
 	if want == latestSession {
 		list, err := runtime.ListSessions(ctx, store, workspace)
@@ -36,7 +35,7 @@ func resumeID(ctx context.Context, store session.Service, want, workspace string
 		if len(list) == 0 {
 			return "", &inputError{fmt.Sprintf("--resume: no stored session for workspace %s; run without --resume to start one", workspace)}
 		}
-		return list[0].ID, nil
+		return list[len(list)-1].ID, nil
 	}
 	if _, err := runtime.GetSession(ctx, store, want); err == nil {
 		return want, nil
@@ -62,8 +61,8 @@ type listedSession struct {
 }
 
 // indexedSessions returns the workspace's sessions in --list-sessions
-// order, gemini-cli's: oldest started first, so that a session keeps its
-// number while newer ones are added.
+// order, runtime.ListSessions's (the one "agentry sessions list" numbers
+// too), titled from their transcripts where they have one.
 func indexedSessions(ctx context.Context, store session.Service, workspace string) ([]listedSession, error) {
 	stored, err := runtime.ListSessions(ctx, store, workspace)
 	if err != nil {
@@ -71,20 +70,14 @@ func indexedSessions(ctx context.Context, store session.Service, workspace strin
 	}
 	out := make([]listedSession, 0, len(stored))
 	for _, s := range stored {
-		l := listedSession{id: s.ID, started: s.Updated, updated: s.Updated, title: "Empty conversation"}
+		l := listedSession{id: s.ID, started: s.Started, updated: s.Updated, title: cmp.Or(s.FirstPrompt, "Empty conversation")}
 		if sess, err := runtime.GetSession(ctx, store, s.ID); err == nil {
 			if rec := loadTranscript(sess); rec != nil {
-				if t, err := time.Parse(time.RFC3339Nano, rec.StartTime); err == nil {
-					l.started = t
-				}
 				l.title = sessionTitle(rec)
 			}
 		}
 		out = append(out, l)
 	}
-	slices.SortStableFunc(out, func(a, b listedSession) int {
-		return cmp.Or(a.started.Compare(b.started), strings.Compare(a.id, b.id))
-	})
 	return out, nil
 }
 

@@ -199,6 +199,9 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 	defer sess.Close()
 	p.sessionID = sess.ID()
 	p.init(settings.Model.Name, input)
+	if w := sess.AllowedToolsWarning(); w != "" {
+		p.warn(w)
+	}
 
 	var streamID string
 	if f.a2aPort >= 0 {

@@ -52,8 +52,14 @@ func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 	}
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List this workspace's sessions, most recent first",
-		Args:  cobra.NoArgs,
+		Short: "List this workspace's sessions, numbered as run -r takes them",
+		Long: `List this workspace's stored sessions as gemini-cli's --list-sessions
+numbers them: by the start of their latest run, oldest first (a resumed
+session moves to the end). The number is the one "agentry run -r N" takes,
+and the last session is "agentry run -r latest". Each row has the session's id,
+its last update, its turns (the prompts it was given) and its first prompt.
+With --all, every workspace's sessions, and their workspaces, unnumbered.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return with(c, func(ctx context.Context, s *config.Settings, store sessionStore) error {
 				ws := s.Workspace
@@ -64,50 +70,40 @@ func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				tw := tabwriter.NewWriter(io.out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tUPDATED\tWORKSPACE")
-				for _, l := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", l.ID, l.Updated.Local().Format(time.DateTime), l.Workspace)
-				}
-				return tw.Flush()
+				printSessions(io.out, list, all)
+				return nil
 			})
 		},
 	}
 	list.Flags().BoolVar(&all, "all", false, "list the sessions of every workspace")
+	var full bool
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Print a session's conversation",
-		Args:  cobra.ExactArgs(1),
+		Long: `Print a stored session's conversation: each message with its id (for
+"agentry sessions rewind"), who wrote it — "user", or the model that
+answered — and its text, then the tool calls of a model message with their
+arguments as JSON and their status. Long content is folded: a message
+shows its first 20 lines, a line or a call's arguments their first 300
+characters, each fold saying how much it hides; --full prints everything.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return with(c, func(ctx context.Context, _ *config.Settings, store sessionStore) error {
 				sess, err := runtime.GetSession(ctx, store, args[0])
 				if err != nil {
 					return err
 				}
+				f := folder{full: full, id: args[0]}
 				if rec := loadTranscript(sess); rec != nil {
-					printTranscript(io.out, rec)
+					printTranscript(io.out, rec, f)
 					return nil
 				}
-				for ev := range sess.Events().All() {
-					if ev.Content == nil {
-						continue
-					}
-					for _, p := range ev.Content.Parts {
-						switch {
-						case p.Thought:
-						case p.Text != "":
-							fmt.Fprintf(io.out, "%s: %s\n", ev.Content.Role, strings.TrimRight(p.Text, "\n"))
-						case p.FunctionCall != nil:
-							fmt.Fprintf(io.out, "%s: [call %s %v]\n", ev.Content.Role, p.FunctionCall.Name, p.FunctionCall.Args)
-						case p.FunctionResponse != nil:
-							fmt.Fprintf(io.out, "%s: [result of %s]\n", ev.Content.Role, p.FunctionResponse.Name)
-						}
-					}
-				}
+				printEvents(io.out, sess, f)
 				return nil
 			})
 		},
 	}
+	show.Flags().BoolVar(&full, "full", false, "print long messages and arguments whole")
 	var to string
 	rewind := &cobra.Command{
 		Use:   "rewind ID --to MESSAGE_ID",
@@ -164,6 +160,45 @@ the message ids; the next "agentry run --resume ID" continues from there.`,
 	return cmd
 }
 
+// previewWidth is how much of a session's first prompt a listing shows,
+// in characters: with the other columns, a row fits a 120-column
+// terminal.
+const previewWidth = 50
+
+// printSessions writes the rows of "sessions list": numbered, as run -r
+// takes them, for one workspace; unnumbered, with the workspace, for all.
+func printSessions(w goio.Writer, list []runtime.StoredSession, all bool) {
+	if len(list) == 0 {
+		fmt.Fprintln(w, "No stored sessions for this workspace.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if all {
+		fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tWORKSPACE\tFIRST PROMPT")
+	} else {
+		fmt.Fprintln(tw, "#\tID\tUPDATED\tTURNS\tFIRST PROMPT")
+	}
+	for i, l := range list {
+		row := fmt.Sprintf("%s\t%s\t%d\t", l.ID, l.Updated.Local().Format(time.DateTime), l.Turns)
+		if all {
+			row += l.Workspace + "\t"
+		} else {
+			row = fmt.Sprintf("%d\t%s", i+1, row)
+		}
+		fmt.Fprintln(tw, row+cut(l.FirstPrompt, previewWidth))
+	}
+	tw.Flush()
+}
+
+// cut shortens s to at most n characters, marking a cut with "...".
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-3]) + "..."
+}
+
 // sessionStore is the store the subcommands read.
 type sessionStore = session.Service
 
@@ -182,13 +217,100 @@ func loadTranscript(sess session.Session) *transcript.Record {
 	return rec
 }
 
-// printTranscript prints each message with its id (for rewind), its type
-// and its text; a gemini message's tool calls follow it.
-func printTranscript(w goio.Writer, rec *transcript.Record) {
+// Folding limits of "sessions show" (see its help).
+const (
+	foldLines = 20
+	foldWidth = 300
+)
+
+// folder shortens long content for "sessions show", unless full.
+type folder struct {
+	full bool
+	// id is the session's, for the hint that --full shows everything.
+	id string
+}
+
+// text returns s with its lines after the first foldLines replaced by
+// one line saying how many were folded, and each line cut at foldWidth;
+// continuation lines are indented under the message's first line.
+func (f folder) text(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	hidden := 0
+	if !f.full && len(lines) > foldLines {
+		hidden = len(lines) - foldLines
+		lines = lines[:foldLines]
+	}
+	for i, l := range lines {
+		lines[i] = f.line(l)
+	}
+	out := strings.Join(lines, "\n    ")
+	if hidden > 0 {
+		out += fmt.Sprintf("\n    … %d more lines (agentry sessions show --full %s prints them)", hidden, f.id)
+	}
+	return out
+}
+
+// line cuts one line at foldWidth characters.
+func (f folder) line(s string) string {
+	r := []rune(s)
+	if f.full || len(r) <= foldWidth {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d more characters)", string(r[:foldWidth]), len(r)-foldWidth)
+}
+
+// args is a tool call's arguments as compact JSON, cut at foldWidth.
+func (f folder) args(args map[string]any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return fmt.Sprintf("(arguments not JSON: %v)", err)
+	}
+	return f.line(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// printTranscript prints each message with its id (for rewind), its
+// author — the model that answered, for a model message — and its text;
+// a model message's tool calls follow it.
+func printTranscript(w goio.Writer, rec *transcript.Record, f folder) {
 	for _, m := range rec.Messages {
-		fmt.Fprintf(w, "[%s] %s: %s\n", m.ID, m.Type, strings.TrimRight(messageText(m.Content), "\n"))
+		author := m.Type
+		if m.Type == transcript.TypeGemini {
+			author = firstNonEmpty(m.Model, "model")
+		}
+		if text := messageText(m.Content); strings.TrimSpace(text) != "" {
+			fmt.Fprintf(w, "[%s] %s: %s\n", m.ID, author, f.text(text))
+		} else {
+			fmt.Fprintf(w, "[%s] %s:\n", m.ID, author) // tool calls alone
+		}
 		for _, tc := range m.ToolCalls {
-			fmt.Fprintf(w, "    %s %v -> %s\n", tc.Name, tc.Args, tc.Status)
+			fmt.Fprintf(w, "    %s %s -> %s\n", tc.Name, f.args(tc.Args), tc.Status)
+		}
+	}
+}
+
+// printEvents prints a session stored without a transcript from its
+// events: each text with its author, each tool call and result.
+func printEvents(w goio.Writer, sess session.Session, f folder) {
+	for ev := range sess.Events().All() {
+		if ev.Content == nil {
+			continue
+		}
+		author := ev.Content.Role
+		if author == "model" {
+			author = firstNonEmpty(runtime.AnsweredBy(ev), "model")
+		}
+		for _, p := range ev.Content.Parts {
+			switch {
+			case p.Thought:
+			case p.Text != "":
+				fmt.Fprintf(w, "%s: %s\n", author, f.text(p.Text))
+			case p.FunctionCall != nil:
+				fmt.Fprintf(w, "%s: [call %s %s]\n", author, p.FunctionCall.Name, f.args(p.FunctionCall.Args))
+			case p.FunctionResponse != nil:
+				fmt.Fprintf(w, "%s: [result of %s]\n", author, p.FunctionResponse.Name)
+			}
 		}
 	}
 }
