@@ -36,9 +36,6 @@ const response = await fetch(url, {
   headers: {
     "Content-Type": "application/json",
     Authorization: `Bearer ${token}`,
-    // gemini-cli's development-tool extension: with it the task's history
-    // also carries each tool call's progress.
-    "A2A-Extensions": "https://github.com/google-gemini/gemini-cli/blob/main/docs/a2a/developer-profile/v0/spec.md",
   },
   body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message } }),
 });
@@ -49,8 +46,8 @@ if (reply.error) {
 }
 const task = reply.result.task ?? reply.result;
 
-// The answer: the task's artifacts when it has any, else the agent's
-// text messages in its history.
+// Plain A2A: the answer is the task's artifact; the agent's text messages
+// in its history are the fallback.
 const texts = (parts = []) => parts.filter((p) => typeof p.text === "string").map((p) => p.text);
 let answer = (task.artifacts ?? []).flatMap((a) => texts(a.parts));
 if (answer.length === 0) {
