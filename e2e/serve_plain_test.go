@@ -280,7 +280,7 @@ func askThroughGeminiCLI(t *testing.T, gemini string, srv *serveProc, token stri
 	home := t.TempDir()
 	def := "---\nkind: remote\nname: agentry\ndescription: A coding agent served by agentry serve.\n" +
 		"agent_card_url: " + srv.url + "/.well-known/agent-card.json\n" +
-		"auth:\n  type: http\n  scheme: Bearer\n  token: $AGENTRY_E2E_A2A_TOKEN\n---\n"
+		"auth:\n  type: http\n  scheme: Bearer\n  token: $AGENTRY_TEST_A2A_TOKEN\n---\n"
 	if err := os.MkdirAll(filepath.Join(home, ".gemini", "agents"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func askThroughGeminiCLI(t *testing.T, gemini string, srv *serveProc, token stri
 	c.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home,
 		"GEMINI_API_KEY=" + fakegemini.DefaultAPIKey, "GOOGLE_GEMINI_BASE_URL=" + fake.URL,
-		"GEMINI_CLI_TRUST_WORKSPACE=true", "AGENTRY_E2E_A2A_TOKEN=" + token,
+		"GEMINI_CLI_TRUST_WORKSPACE=true", "AGENTRY_TEST_A2A_TOKEN=" + token,
 	}
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
@@ -393,9 +393,9 @@ func TestRemoteAgentIsAgentryServe(t *testing.T) {
 	srv := served.serve("--port", "0", "-w", served.ws, "-m", "replay:"+served.replayFile([]map[string]any{text("main.go looks fine.")}))
 
 	e := newEnv(t)
-	e.set("AGENTRY_E2E_SERVE_TOKEN=" + token)
+	e.set("AGENTRY_TEST_SERVE_TOKEN=" + token)
 	e.writeFile(filepath.Join(e.home, ".agentry", "agents", "helper.md"), "---\nkind: remote\nname: helper\ndescription: Another agentry.\n"+
-		"agent_card_url: "+srv.url+"/.well-known/agent-card.json\nauth:\n  type: http\n  scheme: Bearer\n  token: $AGENTRY_E2E_SERVE_TOKEN\n---\n")
+		"agent_card_url: "+srv.url+"/.well-known/agent-card.json\nauth:\n  type: http\n  scheme: Bearer\n  token: $AGENTRY_TEST_SERVE_TOKEN\n---\n")
 	replay := e.replayFile(
 		[]map[string]any{call("invoke_agent", map[string]any{"agent_name": "helper", "prompt": "Review main.go"})},
 		[]map[string]any{text("The helper approves.")},
