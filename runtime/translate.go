@@ -181,17 +181,28 @@ func (t *translator) toolResponse(fr *genai.FunctionResponse) {
 	info := t.ss.call(fr.ID)
 	if msg, isErr := fr.Response["error"]; isErr {
 		resp.IsError = true
-		resp.Content = []ContentPart{TextPart(fmt.Sprint(msg))}
+		text := fmt.Sprint(msg)
+		resp.Content = []ContentPart{TextPart(text)}
 		errType := tools.ErrExecutionFailed
 		if info != nil && info.errType != "" {
 			errType = info.errType
 		}
 		data["errorType"] = string(errType)
+		// gemini-cli shows a failed call's own summary, else its error.
+		if info != nil && info.errDisplay != "" {
+			text = info.errDisplay
+		}
+		resp.Display = &ToolDisplay{Result: &DisplayContent{Type: "text", Text: text}}
+		if info != nil && info.tool != nil {
+			resp.Display.Name = info.tool.DisplayName()
+		}
 	} else {
 		resp.Content = []ContentPart{TextPart(responseText(fr.Response))}
+		if info != nil {
+			resp.Display = resultDisplay(info)
+		}
 	}
 	if info != nil {
-		resp.Display = resultDisplay(info)
 		for k, v := range info.result.Data {
 			data[k] = v
 		}
@@ -219,6 +230,7 @@ func (t *translator) cancelledCall(fc *genai.FunctionCall, msg string) {
 	t.emit(Event{Type: EventToolResponse, ToolResponse: &ToolResponse{
 		RequestID: fc.ID, Name: fc.Name, IsError: true,
 		Content: []ContentPart{TextPart(msg)},
+		Display: &ToolDisplay{Result: &DisplayContent{Type: "text", Text: msg}},
 		Data:    map[string]any{"errorType": string(tools.ErrCancelled)},
 	}})
 }
@@ -235,6 +247,9 @@ func resultDisplay(info *callInfo) *ToolDisplay {
 		d.ResultSummary = info.result.Display
 	case info.result.Display != "":
 		d.Result = &DisplayContent{Type: "text", Text: info.result.Display}
+		d.ResultSummary = info.result.Summary
+	case info.result.Summary != "":
+		d.ResultSummary = info.result.Summary
 	default:
 		if d.Name == "" {
 			return nil

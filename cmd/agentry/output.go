@@ -89,7 +89,7 @@ type (
 		Timestamp string      `json:"timestamp"`
 		ToolID    string      `json:"tool_id"`
 		Status    string      `json:"status"`
-		Output    string      `json:"output,omitempty"`
+		Output    string      `json:"output"` // present when empty, as gemini-cli's
 		Error     *typedError `json:"error,omitempty"`
 	}
 	errorLine struct {
@@ -231,10 +231,16 @@ func (p *printer) toolResponse(r *runtime.ToolResponse) {
 	p.ensureNewline()
 	msg := contentText(r.Content)
 	errType, _ := r.Data["errorType"].(string)
+	// gemini-cli's resultDisplay: what the tool shows of its result; for a
+	// failed call its own summary, else its error.
+	display := displayString(r.Display)
 	switch p.format {
 	case "stream-json":
-		out := toolResultLine{Type: "tool_result", Timestamp: p.timestamp(), ToolID: r.RequestID, Status: "success", Output: displayString(r.Display)}
+		out := toolResultLine{Type: "tool_result", Timestamp: p.timestamp(), ToolID: r.RequestID, Status: "success", Output: display}
 		if r.IsError {
+			if out.Output == "" {
+				out.Output = msg
+			}
 			out.Status = "error"
 			if errType == "" {
 				errType = "TOOL_EXECUTION_ERROR"
@@ -247,7 +253,7 @@ func (p *printer) toolResponse(r *runtime.ToolResponse) {
 		p.line(out)
 	case "text":
 		if r.IsError {
-			fmt.Fprintf(p.io.err, "[WARNING] Error executing tool %s: %s\n", r.Name, msg)
+			fmt.Fprintf(p.io.err, "[WARNING] Error executing tool %s: %s\n", r.Name, firstNonEmpty(display, msg))
 		}
 	}
 }
