@@ -213,8 +213,8 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 	}
 	var invalid *llm.InvalidStreamError
 	for n := 1; ; n++ {
-		var shown bool
-		err = d.connect(ctx, req, stream, chat, &activeBefore, &maxAttempts, ss, &callAttempt{invalid: invalid, shown: &shown}, yield)
+		ca := callAttempt{invalid: invalid}
+		err = d.connect(ctx, req, stream, chat, &activeBefore, &maxAttempts, ss, &ca, yield)
 		if err == nil || errors.Is(err, errConsumerGone) {
 			return err
 		}
@@ -230,7 +230,7 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 		// Text the user has seen cannot be taken back: a retry would
 		// print a second answer after the first half of one.
 		var broken *brokenStreamError
-		if !(isInvalid || errors.As(err, &broken)) || shown || n >= streamAttempts {
+		if !(isInvalid || errors.As(err, &broken)) || ca.shown || n >= streamAttempts {
 			break
 		}
 		delay := time.Second << (n - 1)
@@ -255,8 +255,9 @@ type callAttempt struct {
 	// invalid is the previous attempt's invalid stream, whose kind may
 	// call for a nudge.
 	invalid *llm.InvalidStreamError
-	// shown is set once answer text of this attempt reached ADK.
-	shown *bool
+	// started is set once a response of this attempt reached ADK, shown
+	// once answer text did.
+	started, shown bool
 }
 
 // brokenStreamError is a retryable failure after a stream had started.
@@ -271,10 +272,7 @@ func (e *brokenStreamError) Unwrap() error { return e.err }
 func (d *Dispatcher) connect(ctx context.Context, req *model.LLMRequest, stream, chat bool, activeBefore *string, maxAttempts *int, ss *streamState, ca *callAttempt, yield func(*model.LLMResponse) bool) error {
 	routes := d.routes
 	bo := newQuotaBackOff(d.retry)
-	var (
-		attempt, capacityFailures, fallbacks int
-		started                              bool
-	)
+	var attempt, capacityFailures, fallbacks int
 	// fallback asks the routing service what to do after a persistent
 	// failure; nil means retry at once on the model it re-selected.
 	fallback := func(cerr error) error {
@@ -308,7 +306,7 @@ func (d *Dispatcher) connect(ctx context.Context, req *model.LLMRequest, stream,
 			return backoff.Permanent(err)
 		}
 		attempt++
-		err := d.attempt(ctx, req, stream, chat, ca, &started, yield)
+		err := d.attempt(ctx, req, stream, chat, ca, yield)
 		if err == nil {
 			if routes != nil {
 				routes.MarkHealthy(req.Model)
@@ -319,7 +317,7 @@ func (d *Dispatcher) connect(ctx context.Context, req *model.LLMRequest, stream,
 		switch {
 		case errors.Is(err, errConsumerGone), errors.As(err, &inv):
 			return backoff.Permanent(err)
-		case started:
+		case ca.started:
 			if context.Cause(ctx) == nil && llm.IsRetryable(err) {
 				err = &brokenStreamError{err}
 			}
@@ -446,10 +444,10 @@ func (d *Dispatcher) decide(err error, attempt, maxAttempts int, capacityFailure
 }
 
 // attempt makes one call on req.Model with a copy of the request, yielding
-// its responses; started records that a response reached ADK. A chat
-// call's complete response is checked before ADK sees it: an invalid one
-// is an *llm.InvalidStreamError.
-func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream, chat bool, ca *callAttempt, started *bool, yield func(*model.LLMResponse) bool) error {
+// its responses and recording in ca what reached ADK. A chat call's
+// complete response is checked before ADK sees it: an invalid one is an
+// *llm.InvalidStreamError.
+func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream, chat bool, ca *callAttempt, yield func(*model.LLMResponse) bool) error {
 	target, err := d.resolver.Resolve(ctx, req.Model)
 	if err != nil {
 		return backoff.Permanent(err)
@@ -498,10 +496,10 @@ func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream,
 			}
 			resp.CustomMetadata[metaModel] = target.String()
 			resp.CustomMetadata[metaDurationMs] = time.Since(start).Milliseconds()
-		} else if chat && !*ca.shown && hasAnswerText(resp) {
-			*ca.shown = true
+		} else if chat && !ca.shown && hasAnswerText(resp) {
+			ca.shown = true
 		}
-		*started = true
+		ca.started = true
 		if !yield(resp) {
 			return errConsumerGone
 		}

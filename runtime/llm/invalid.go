@@ -49,8 +49,7 @@ func CheckStream(resp *model.LLMResponse, afterToolResponse bool) *InvalidStream
 			parts = resp.Content.Parts
 		}
 	}
-	var text strings.Builder
-	thoughts := false
+	thoughts, answered := false, false
 	for _, p := range parts {
 		switch {
 		case p == nil:
@@ -58,8 +57,10 @@ func CheckStream(resp *model.LLMResponse, afterToolResponse bool) *InvalidStream
 			return nil // a tool call is always an answer
 		case p.Thought:
 			thoughts = true
-		default:
-			text.WriteString(p.Text)
+		case !answered && p.Text != "":
+			// Aggregate merges a stream's text into one part, so judging
+			// part by part is judging the whole text.
+			answered = visibleText(p.Text) != ""
 		}
 	}
 	switch {
@@ -70,7 +71,7 @@ func CheckStream(resp *model.LLMResponse, afterToolResponse bool) *InvalidStream
 	case finish == genai.FinishReasonUnexpectedToolCall:
 		return &InvalidStreamError{InvalidUnexpectedToolCall, "Model stream ended with unexpected tool call."}
 	}
-	if visibleText(text.String()) != "" {
+	if answered {
 		return nil
 	}
 	switch {
@@ -98,8 +99,8 @@ var (
 // visibleText is the answer text as gemini-cli judges it: without
 // zero-width characters and HTML comments, trimmed.
 func visibleText(s string) string {
-	if s == "" {
-		return ""
+	if !strings.ContainsAny(s, "\u200b\u200c\u200d\ufeff\u200e\u200f") && !strings.Contains(s, "<!--") {
+		return strings.TrimSpace(s) // the usual case, without allocating
 	}
 	s = invisibleChars.ReplaceAllString(s, "")
 	for {
