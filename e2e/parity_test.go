@@ -69,7 +69,8 @@ func TestToolResultsMatchGeminiCLI(t *testing.T) {
 			w.Output = strings.Replace(w.Output, "of 4", "of 3", 1)
 		case 6:
 			// The suggestions depend on the tool set, which differs.
-			w.Output, g.Output = w.Output[:strings.Index(w.Output, "Did you mean")], g.Output[:strings.Index(g.Output, "Did you mean")]
+			w.Output, _, _ = strings.Cut(w.Output, " Did you mean")
+			g.Output, _, _ = strings.Cut(g.Output, " Did you mean")
 		}
 		if g != w {
 			t.Errorf("tool_result %d = %+v, gemini-cli %+v", i, g, w)
@@ -79,7 +80,7 @@ func TestToolResultsMatchGeminiCLI(t *testing.T) {
 	// text mode does.
 	r = e.run("", "run", "-m", "replay:"+scenario, "--yolo", "-p", "go")
 	for _, l := range strings.Split(strings.TrimSpace(geminiCLI(t, "tools.text.stderr")), "\n") {
-		l = l[:min(len(l), strings.Index(l+"Did you mean", "Did you mean"))]
+		l, _, _ = strings.Cut(l, "Did you mean")
 		if !strings.Contains(r.stderr, "[WARNING] "+l) {
 			t.Errorf("stderr lacks %q:\n%s", "[WARNING] "+l, r.stderr)
 		}
