@@ -212,9 +212,19 @@ func TestInvalidStreamMatchesGeminiCLI(t *testing.T) {
 		t.Errorf("stream-json: stderr %q, exit %d", stderr, code)
 	}
 
+	// The four attempts, as the dispatcher reports them.
+	usage := runtime.Event{Type: runtime.EventUsage, Meta: map[string]any{"role": "main", "durationMs": int64(5)}, Usage: &runtime.Usage{Model: "gemini-2.5-flash"}}
+	evs = append([]runtime.Event{usage, usage, usage, usage}, evs...)
 	stdout, _, code = render(t, "json", evs)
+	type api struct {
+		TotalRequests, TotalErrors int
+		ErrorsByType               map[string]int
+	}
 	var gotJSON, wantJSON struct {
 		Error map[string]any `json:"error"`
+		Stats struct {
+			Models map[string]struct{ API api }
+		}
 	}
 	if err := json.Unmarshal([]byte(stdout), &gotJSON); err != nil {
 		t.Fatal(err)
@@ -225,5 +235,8 @@ func TestInvalidStreamMatchesGeminiCLI(t *testing.T) {
 	delete(gotJSON.Error, "code") // agentry adds the exit code
 	if diff := cmp.Diff(wantJSON.Error, gotJSON.Error); diff != "" || code != 1 {
 		t.Errorf("json error (-gemini-cli +agentry):\n%s (exit %d)", diff, code)
+	}
+	if diff := cmp.Diff(wantJSON.Stats.Models["gemini-2.5-flash"].API, gotJSON.Stats.Models["gemini-2.5-flash"].API); diff != "" {
+		t.Errorf("json stats (-gemini-cli +agentry):\n%s", diff)
 	}
 }
