@@ -6,6 +6,8 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -110,11 +112,11 @@ func sessionModels(evs []Event) []string {
 
 // TestRetryHonoursRetryInfo: a per-minute 429 asking for 2 s is retried
 // after 2 s plus up to 20 % (at most 2.4 s), on the same model, with one
-// notice. gemini-cli 0.61.0 waits max(5 s, hint) plus the jitter: run
-// against this fake server it printed "Attempt 1 failed: You exceeded
-// your current quota, … Please retry in 2s. Suggested retry after 2s..
-// Retrying after 5454ms..." and retried 5.5 s later; agentry keeps its
-// words and honours the hint.
+// notice. gemini-cli 0.61.0 waits max(5 s, hint) plus the jitter
+// (../testdata/gemini-cli/ratelimit.stream-json.*: "Attempt 1 failed: You
+// exceeded your current quota, … Retrying after 5594ms...", the retry 5.6 s
+// later); agentry keeps the words of its notice's first line and honours
+// the hint.
 func TestRetryHonoursRetryInfo(t *testing.T) {
 	srv := fakegemini.New(t)
 	srv.Enqueue(fakegemini.RateLimitPerMinute(2*time.Second), fakegemini.Text("done"))
@@ -137,6 +139,14 @@ func TestRetryHonoursRetryInfo(t *testing.T) {
 	const notice = "Attempt 1 failed: You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. Retrying after 2200ms..."
 	if got := retries[0].Custom.Data["message"]; got != notice {
 		t.Errorf("notice = %q, want %q", got, notice)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "gemini-cli", "ratelimit.stream-json.stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if !strings.HasPrefix(notice, strings.TrimSuffix(first, ".")+". Retrying after ") {
+		t.Errorf("gemini-cli's notice began %q; agentry's is %q", first, notice)
 	}
 	if h := routes.Availability().Health("gemini-2.5-flash"); h.Status != routing.StatusHealthy {
 		t.Errorf("health = %+v", h)
