@@ -126,7 +126,7 @@ func TestQuickstartTextAndJSON(t *testing.T) {
 	m := out.Stats.Models["replay:"+quickstart()]
 	if out.SessionID == "" || out.Response != "Done. I created `hello.sh`, read it back, and ran it: it prints \"hello from agentry\".\n" ||
 		m.API.TotalRequests != 5 || m.Tokens.Total != 10204 || out.Stats.Tools.TotalCalls != 4 || out.Stats.Tools.TotalSuccess != 4 ||
-		out.Stats.Tools.TotalDecisions["auto_accept"] != 4 || out.Stats.Tools.ByName["write_file"].Count != 1 || out.Stats.Files.TotalLinesAdded != 3 {
+		out.Stats.Tools.TotalDecisions["accept"] != 4 || out.Stats.Tools.ByName["write_file"].Count != 1 || out.Stats.Files.TotalLinesAdded != 3 {
 		t.Errorf("json output = %+v", out)
 	}
 }

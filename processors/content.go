@@ -45,10 +45,11 @@ type ContentConfig struct {
 // Content is the first processor of the chain. It gives the model the
 // session context that gemini-cli puts at the start of every chat — the
 // date, the OS, the workspace directories with a bounded listing, and the
-// project's context files — as the first user turn of every request, and
-// appends the user's global context files to the system instruction. The
-// session context is computed once per session, so every request of a
-// session starts with the same bytes.
+// project's context files — at the start of the first user turn of every
+// request, and appends the user's global context files to the system
+// instruction. The session context is computed once per session, so every
+// request of a session starts with the same bytes. It shapes the history
+// as gemini-cli's chat does (see curateHistory and coalesceRoles).
 type Content struct {
 	cfg ContentConfig
 
@@ -86,8 +87,9 @@ func (c *Content) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 			prefix = append(prefix, &genai.Content{Role: genai.RoleUser, Parts: parts})
 		}
 	}
-	contents := make([]*genai.Content, 0, len(prefix)+len(req.Contents))
-	req.Contents = append(append(contents, prefix...), req.Contents...)
+	history := curateHistory(req.Contents)
+	contents := make([]*genai.Content, 0, len(prefix)+len(history))
+	req.Contents = coalesceRoles(append(append(contents, prefix...), history...))
 	c.mu.Lock()
 	g := c.cfg.Memory.Global
 	c.mu.Unlock()

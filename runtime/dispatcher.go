@@ -50,11 +50,13 @@ var errConsumerGone = errors.New("model response consumer stopped")
 // backend from req.Model, streams the backend's chunks and aggregates them
 // into partial deltas and one complete response.
 //
-// It owns gemini-cli's retry loop: failures before the first chunk are
+// It owns gemini-cli's retry loops: failures before the first chunk are
 // classified and retried with backoff; a persistent 429 goes to the
 // routing service's fallback handler, and a retry intent re-selects the
 // model through the same routing path, so the new model gets its own
-// config and tools. A failure after the first chunk is reported, never
+// config and tools. A chat stream that ends invalid (blocked, empty, no
+// finish reason) or breaks off is retried after 1, 2 and 4 s, unless
+// answer text already reached the user: that is reported, never
 // replayed into duplicate output.
 //
 // Its Name is the session's configured model, which ADK puts in req.Model
@@ -203,11 +205,74 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 	if chat {
 		d.announce(ss, req.Model)
 	}
+	// gemini-cli's streamWithRetries: a stream that started and then
+	// failed is tried again, at most four times in all.
+	streamAttempts := 1
+	if chat {
+		streamAttempts = min(d.retry.MaxAttempts, maxStreamAttempts)
+	}
+	var invalid *llm.InvalidStreamError
+	for n := 1; ; n++ {
+		ca := callAttempt{invalid: invalid}
+		err = d.connect(ctx, req, stream, chat, &activeBefore, &maxAttempts, ss, &ca, yield)
+		if err == nil || errors.Is(err, errConsumerGone) {
+			return err
+		}
+		var inv *llm.InvalidStreamError
+		isInvalid := errors.As(err, &inv)
+		if isInvalid {
+			invalid = inv
+		}
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause
+			break
+		}
+		// Text the user has seen cannot be taken back: a retry would
+		// print a second answer after the first half of one.
+		var broken *brokenStreamError
+		if !(isInvalid || errors.As(err, &broken)) || ca.shown || n >= streamAttempts {
+			break
+		}
+		delay := time.Second << (n - 1)
+		d.retried(ctx, ss, req.Model, n, streamAttempts, delay, err, chat, "invalid_stream")
+		if serr := d.sleep(ctx, delay); serr != nil {
+			err = serr
+			break
+		}
+	}
+	if broken, ok := err.(*brokenStreamError); ok {
+		err = broken.err
+	}
+	if _, ok := err.(*llm.InvalidStreamError); ok {
+		return err
+	}
+	return fmt.Errorf("model %s: %w", req.Model, err)
+}
+
+// callAttempt is what one stream attempt needs from the loop around it
+// and tells it back.
+type callAttempt struct {
+	// invalid is the previous attempt's invalid stream, whose kind may
+	// call for a nudge.
+	invalid *llm.InvalidStreamError
+	// started is set once a response of this attempt reached ADK, shown
+	// once answer text did.
+	started, shown bool
+}
+
+// brokenStreamError is a retryable failure after a stream had started.
+type brokenStreamError struct{ err error }
+
+func (e *brokenStreamError) Error() string { return e.err.Error() }
+func (e *brokenStreamError) Unwrap() error { return e.err }
+
+// connect runs the backoff loop of one stream attempt: failures before the
+// stream starts are retried and may fall back to another model; a failure
+// after it started ends the loop.
+func (d *Dispatcher) connect(ctx context.Context, req *model.LLMRequest, stream, chat bool, activeBefore *string, maxAttempts *int, ss *streamState, ca *callAttempt, yield func(*model.LLMResponse) bool) error {
+	routes := d.routes
 	bo := newQuotaBackOff(d.retry)
-	var (
-		attempt, capacityFailures, fallbacks int
-		started                              bool
-	)
+	var attempt, capacityFailures, fallbacks int
 	// fallback asks the routing service what to do after a persistent
 	// failure; nil means retry at once on the model it re-selected.
 	fallback := func(cerr error) error {
@@ -227,9 +292,9 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 			}
 			return backoff.Permanent(cerr)
 		}
-		sel := routes.Reselect(req, failed, activeBefore)
-		activeBefore = routes.ActiveModel()
-		maxAttempts = sel.MaxAttempts
+		sel := routes.Reselect(req, failed, *activeBefore)
+		*activeBefore = routes.ActiveModel()
+		*maxAttempts = sel.MaxAttempts
 		attempt, capacityFailures = 0, 0
 		bo.now()
 		modelCallFrom(ctx).Fallback(failed, req.Model)
@@ -241,45 +306,76 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 			return backoff.Permanent(err)
 		}
 		attempt++
-		err := d.attempt(ctx, req, stream, &started, yield)
+		err := d.attempt(ctx, req, stream, chat, ca, yield)
 		if err == nil {
 			if routes != nil {
 				routes.MarkHealthy(req.Model)
 			}
 			return nil
 		}
-		if started || errors.Is(err, errConsumerGone) {
+		var inv *llm.InvalidStreamError
+		switch {
+		case errors.Is(err, errConsumerGone), errors.As(err, &inv):
+			return backoff.Permanent(err)
+		case ca.started:
+			if context.Cause(ctx) == nil && llm.IsRetryable(err) {
+				err = &brokenStreamError{err}
+			}
 			return backoff.Permanent(err)
 		}
 		if cause := context.Cause(ctx); cause != nil {
 			return backoff.Permanent(cause)
 		}
-		return d.decide(err, attempt, maxAttempts, &capacityFailures, routes != nil && chat, bo, fallback)
+		return d.decide(err, attempt, *maxAttempts, &capacityFailures, routes != nil && chat, bo, fallback)
 	}
 	notify := func(err error, delay time.Duration) {
-		d.log.Debug("model call failed; retrying", "model", req.Model, "attempt", attempt, "delay", delay, "err", err)
-		modelCallFrom(ctx).Retry(attempt, retryReason(err))
-		if chat && delay > 0 {
-			d.emitCustom(ss, CustomModelRetry, map[string]any{
-				"model": req.Model, "attempt": attempt, "maxAttempts": maxAttempts,
-				"delayMs": delay.Milliseconds(), "error": err.Error(),
-			})
-		}
+		d.retried(ctx, ss, req.Model, attempt, *maxAttempts, delay, err, chat, retryReason(err))
 	}
 	var timer backoff.Timer
 	if d.retry.NewTimer != nil {
 		timer = d.retry.NewTimer()
 	}
-	err = backoff.RetryNotifyWithTimer(op, backoff.WithContext(bo, ctx), notify, timer)
+	err := backoff.RetryNotifyWithTimer(op, backoff.WithContext(bo, ctx), notify, timer)
 	if err == nil || errors.Is(err, errConsumerGone) {
 		return err
 	}
 	// The invocation's cause (an abort) explains a cancelled request
 	// better than the transport's error does.
 	if cause := context.Cause(ctx); cause != nil {
-		err = cause
+		return cause
 	}
-	return fmt.Errorf("model %s: %w", req.Model, err)
+	return err
+}
+
+// retried records a failed attempt about to be retried after delay: a log
+// line, the telemetry event and, for chat calls, a model_retry event whose
+// message is gemini-cli's notice.
+func (d *Dispatcher) retried(ctx context.Context, ss *streamState, model string, attempt, maxAttempts int, delay time.Duration, err error, chat bool, reason string) {
+	d.log.Debug("model call failed; retrying", "model", model, "attempt", attempt, "delay", delay, "err", err)
+	modelCallFrom(ctx).Retry(attempt, reason)
+	if chat && delay > 0 {
+		d.emitCustom(ss, CustomModelRetry, map[string]any{
+			"model": model, "attempt": attempt, "maxAttempts": maxAttempts,
+			"delayMs": delay.Milliseconds(), "error": err.Error(), "reason": reason,
+			"message": retryNotice(attempt, err, delay),
+		})
+	}
+}
+
+// sleep waits delay on the retry timer, or until ctx ends.
+func (d *Dispatcher) sleep(ctx context.Context, delay time.Duration) error {
+	var timer backoff.Timer = &realTimer{}
+	if d.retry.NewTimer != nil {
+		timer = d.retry.NewTimer()
+	}
+	timer.Start(delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C():
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
 }
 
 // decide classifies a failed attempt as gemini-cli's retryWithBackoff does
@@ -348,8 +444,10 @@ func (d *Dispatcher) decide(err error, attempt, maxAttempts int, capacityFailure
 }
 
 // attempt makes one call on req.Model with a copy of the request, yielding
-// its responses; started records that a response reached ADK.
-func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream bool, started *bool, yield func(*model.LLMResponse) bool) error {
+// its responses and recording in ca what reached ADK. A chat call's
+// complete response is checked before ADK sees it: an invalid one is an
+// *llm.InvalidStreamError.
+func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream, chat bool, ca *callAttempt, yield func(*model.LLMResponse) bool) error {
 	target, err := d.resolver.Resolve(ctx, req.Model)
 	if err != nil {
 		return backoff.Permanent(err)
@@ -357,6 +455,10 @@ func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream 
 	// Each attempt gets its own copy: a backend or a transport that
 	// touches the request must not change what the next attempt sends.
 	contents, cfg := cloneRequest(req.Contents, req.Config)
+	afterTools := chat && answersCalls(contents)
+	if chat && ca.invalid != nil {
+		contents = applyRetryNudge(contents, ca.invalid.Type)
+	}
 	start := time.Now()
 	var responses iter.Seq2[*model.LLMResponse, error]
 	if stream {
@@ -374,22 +476,74 @@ func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream 
 		}
 	}
 	for resp, err := range responses {
+		if chat && errors.Is(err, llm.ErrEmptyResponse) {
+			// No chunk at all: gemini-cli judges it like a stream that
+			// ended without a finish reason.
+			resp, err = &model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel}, TurnComplete: true}, nil
+		}
 		if err != nil {
 			return err
 		}
-		*started = true
 		if !resp.Partial {
+			if chat {
+				if inv := llm.CheckStream(resp, afterTools); inv != nil {
+					d.emitUsage(ctx, target.String(), resp.UsageMetadata, time.Since(start))
+					return inv
+				}
+			}
 			if resp.CustomMetadata == nil {
 				resp.CustomMetadata = map[string]any{}
 			}
 			resp.CustomMetadata[metaModel] = target.String()
 			resp.CustomMetadata[metaDurationMs] = time.Since(start).Milliseconds()
+		} else if chat && !ca.shown && hasAnswerText(resp) {
+			ca.shown = true
 		}
+		ca.started = true
 		if !yield(resp) {
 			return errConsumerGone
 		}
 	}
 	return nil
+}
+
+// answersCalls reports whether the request's last turn answers function
+// calls: gemini-cli's isOriginalFunctionResponse.
+func answersCalls(contents []*genai.Content) bool {
+	if len(contents) == 0 || contents[len(contents)-1] == nil {
+		return false
+	}
+	for _, p := range contents[len(contents)-1].Parts {
+		if p != nil && p.FunctionResponse != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// hasAnswerText reports whether a partial response carries answer text,
+// not thoughts.
+func hasAnswerText(resp *model.LLMResponse) bool {
+	if resp.Content == nil {
+		return false
+	}
+	for _, p := range resp.Content.Parts {
+		if p != nil && !p.Thought && p.Text != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// emitUsage reports the tokens of a model call ADK never sees (an invalid
+// stream that is retried or fails the turn), so the run's statistics count
+// it as gemini-cli's do.
+func (d *Dispatcher) emitUsage(ctx context.Context, model string, md *genai.GenerateContentResponseUsageMetadata, took time.Duration) {
+	ss := streamStateFrom(ctx)
+	if ss == nil {
+		return
+	}
+	ss.session.emit(ss.stream, usageEvent(model, md, took.Milliseconds()))
 }
 
 // announce emits session_update{model} when a chat call goes to another

@@ -79,6 +79,7 @@ var errorClasses = []errorClass{
 	{as[*llm.RetryableQuotaError](), "", "RetryableQuotaError", ExitGeneric},
 	{as[*llm.ModelNotFoundError](), "NOT_FOUND", "ModelNotFoundError", ExitGeneric},
 	{as[*llm.ValidationRequiredError](), "PERMISSION_DENIED", "ValidationRequiredError", ExitGeneric},
+	{as[*llm.InvalidStreamError](), statusInternal, "InvalidStreamError", ExitGeneric},
 }
 
 // ErrorStatus returns the google.rpc.Code name, error class name and exit
@@ -134,6 +135,11 @@ func errorEvent(err error) Event {
 	meta := map[string]any{"errorName": name, "exitCode": exitCode}
 	if code, ok := llm.HTTPStatus(err); ok {
 		meta["status"] = code
+	}
+	var inv *llm.InvalidStreamError
+	if errors.As(err, &inv) {
+		// gemini-cli's InvalidStream event: drivers word it by its kind.
+		meta["code"], meta["errorType"], meta["rawMessage"] = "INVALID_STREAM", inv.Type, inv.Message
 	}
 	return Event{Type: EventError, Meta: meta, Error: &ErrorData{Status: status, Message: err.Error(), Fatal: true}}
 }

@@ -157,7 +157,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		hb = &hookBridge{r: cfg.Hooks, tel: cfg.Telemetry}
 	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
+	unknown := unknownTools{names: make([]string, 0, len(cfg.Tools))}
 	for _, t := range cfg.Tools {
+		unknown.names = append(unknown.names, t.Name())
 		if _, dup := sc.tools[t.Name()]; dup {
 			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
 		}
@@ -222,7 +224,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		plugins = append(plugins, p)
 	}
-	guard, err := plugin.New(plugin.Config{Name: "agentry-session-guard", BeforeModelCallback: guardModelCall})
+	guard, err := plugin.New(plugin.Config{Name: "agentry-session-guard", BeforeModelCallback: guardModelCall, OnToolErrorCallback: unknown.onToolError})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -109,7 +111,12 @@ func sessionModels(evs []Event) []string {
 }
 
 // TestRetryHonoursRetryInfo: a per-minute 429 asking for 2 s is retried
-// after 2 s plus gemini-cli's positive jitter, on the same model.
+// after 2 s plus up to 20 % (at most 2.4 s), on the same model, with one
+// notice. gemini-cli 0.61.0 waits max(5 s, hint) plus the jitter
+// (../testdata/gemini-cli/ratelimit.stream-json.*: "Attempt 1 failed: You
+// exceeded your current quota, … Retrying after 5594ms...", the retry 5.6 s
+// later); agentry keeps the words of its notice's first line and honours
+// the hint.
 func TestRetryHonoursRetryInfo(t *testing.T) {
 	srv := fakegemini.New(t)
 	srv.Enqueue(fakegemini.RateLimitPerMinute(2*time.Second), fakegemini.Text("done"))
@@ -118,24 +125,36 @@ func TestRetryHonoursRetryInfo(t *testing.T) {
 	if r := last(evs).AgentEnd.Reason; r != EndCompleted {
 		t.Fatalf("reason %s, events %v", r, types(evs))
 	}
-	// d = max(5 s, 2 s) = 5 s: the initial delay is the floor, plus 20 % × 0.5.
-	if diff := cmp.Diff([]time.Duration{5500 * time.Millisecond}, tm.Delays()); diff != "" {
+	// The hint plus 20 % × 0.5.
+	if diff := cmp.Diff([]time.Duration{2200 * time.Millisecond}, tm.Delays()); diff != "" {
 		t.Errorf("delays (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"gemini-2.5-flash", "gemini-2.5-flash"}, models(srv.Requests())); diff != "" {
 		t.Errorf("models (-want +got):\n%s", diff)
 	}
 	retries := customs(evs, CustomModelRetry)
-	if len(retries) != 1 || retries[0].Custom.Data["attempt"] != 1 || retries[0].Custom.Data["delayMs"] != int64(5500) {
-		t.Errorf("retry events = %+v", retries)
+	if len(retries) != 1 || retries[0].Custom.Data["attempt"] != 1 || retries[0].Custom.Data["delayMs"] != int64(2200) {
+		t.Fatalf("retry events = %+v", retries)
+	}
+	const notice = "Attempt 1 failed: You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits. Retrying after 2200ms..."
+	if got := retries[0].Custom.Data["message"]; got != notice {
+		t.Errorf("notice = %q, want %q", got, notice)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "gemini-cli", "ratelimit.stream-json.stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	if !strings.HasPrefix(notice, strings.TrimSuffix(first, ".")+". Retrying after ") {
+		t.Errorf("gemini-cli's notice began %q; agentry's is %q", first, notice)
 	}
 	if h := routes.Availability().Health("gemini-2.5-flash"); h.Status != routing.StatusHealthy {
 		t.Errorf("health = %+v", h)
 	}
 }
 
-// TestRetryLongServerDelay: a RetryInfo longer than the initial delay sets
-// the delay, and doubling continues from it up to 30 s.
+// TestRetryLongServerDelay: each RetryInfo is waited as asked, plus the
+// jitter; the backoff does not double over it.
 func TestRetryLongServerDelay(t *testing.T) {
 	srv := fakegemini.New(t)
 	srv.Enqueue(fakegemini.RateLimitPerMinute(12*time.Second), fakegemini.RateLimitPerMinute(12*time.Second), fakegemini.Text("done"))
@@ -143,8 +162,8 @@ func TestRetryLongServerDelay(t *testing.T) {
 	if r := last(run(t, s, "hi")).AgentEnd.Reason; r != EndCompleted {
 		t.Fatalf("reason %s", r)
 	}
-	// 12 s × 1.1; then max(24 s, 12 s) × 1.1.
-	want := []time.Duration{13200 * time.Millisecond, 26400 * time.Millisecond}
+	// 12 s × 1.1, twice (gemini-cli: 13.2 s, then max(24 s, 12 s) × 1.1).
+	want := []time.Duration{13200 * time.Millisecond, 13200 * time.Millisecond}
 	if diff := cmp.Diff(want, tm.Delays()); diff != "" {
 		t.Errorf("delays (-want +got):\n%s", diff)
 	}

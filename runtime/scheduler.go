@@ -100,8 +100,8 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 			})
 		}
 		if st.approver == nil {
+			// No decision was made: gemini-cli counts none either.
 			info.errType = tools.ErrPolicyViolation
-			info.decision = "reject"
 			return nil, needsConfirmation(st.t, args)
 		}
 		req := ApprovalRequest{
@@ -126,10 +126,9 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 			args = edited
 		}
 		if errors.Is(err, ErrNoHuman) {
+			// As without an approver: nobody decided.
 			info.errType = tools.ErrPolicyViolation
-			info.decision = "reject"
-			//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
-			return nil, fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.", st.t.DisplayName())
+			return nil, needsConfirmation(st.t, args)
 		}
 		if err != nil {
 			info.errType = tools.ErrCancelled
@@ -148,11 +147,14 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 			return nil, errors.New("User denied execution.")
 		}
 	case Deny:
+		// A policy's denial is not a user's decision; gemini-cli's
+		// statistics count none.
 		info.errType = tools.ErrPolicyViolation
-		info.decision = "reject"
 		return nil, errors.New(denyMsg)
 	default:
-		info.decision = "auto_accept"
+		// An allowed call proceeds once, as gemini-cli counts it (yolo
+		// included); auto_accept is for calls an "always" answer allowed.
+		info.decision = "accept"
 	}
 
 	if o, ok := st.approver.(ExecutionObserver); ok {
@@ -167,6 +169,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 	info.durationMs = time.Since(start).Milliseconds()
 	if err != nil {
 		info.errType = tools.TypeOf(err)
+		info.errDisplay = tools.DisplayOf(err)
 		if info.errType.Fatal() && ss != nil {
 			ss.cancel(&FatalToolError{Tool: st.t.Name(), Err: err})
 		}

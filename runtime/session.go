@@ -440,9 +440,6 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		reason := EndCompleted
 		if tr != nil {
 			reason = tr.endReason()
-			if ev, ok := tr.invalidStreamError(); ok {
-				s.emit(st, ev)
-			}
 		}
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: reason}})
 	}

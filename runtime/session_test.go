@@ -66,7 +66,7 @@ func TestToolLoopEvents(t *testing.T) {
 		t.Errorf("tool_update = %+v", up)
 	}
 	resp := find(evs, EventToolResponse)[0].ToolResponse
-	if resp.RequestID != "c1" || resp.IsError || resp.Content[0].Text != "echoed hi" || resp.Display.Result.Text != "hi" || resp.Data["decision"] != "auto_accept" {
+	if resp.RequestID != "c1" || resp.IsError || resp.Content[0].Text != "echoed hi" || resp.Display.Result.Text != "hi" || resp.Data["decision"] != "accept" {
 		t.Errorf("tool_response = %+v", resp)
 	}
 	usage := find(evs, EventUsage)
@@ -140,36 +140,66 @@ func TestAPIErrorStatus(t *testing.T) {
 	}
 }
 
+// TestFinishReasons: a finish reason with an answer ends the stream as
+// gemini-cli's mapFinishReason says; an answerless one is an invalid
+// stream (geminiChat.ts processStreamResponse), retried three times and
+// then a fatal INVALID_STREAM error.
 func TestFinishReasons(t *testing.T) {
 	tests := []struct {
-		finish genai.FinishReason
-		parts  []*genai.Part
-		reason EndReason
-		error  bool
+		finish  genai.FinishReason
+		parts   []*genai.Part
+		reason  EndReason
+		invalid string // the error's kind, when the stream is invalid
+		shown   bool   // answer text reached the user: no retry
 	}{
-		{genai.FinishReasonStop, []*genai.Part{{Text: "ok"}}, EndCompleted, false},
-		{genai.FinishReasonMaxTokens, []*genai.Part{{Text: "trunc"}}, EndMaxBudget, false},
-		{genai.FinishReasonSafety, nil, EndRefusal, false},
-		{genai.FinishReasonRecitation, nil, EndRefusal, false},
-		{genai.FinishReasonMalformedFunctionCall, nil, EndFailed, true},
-		{genai.FinishReasonOther, []*genai.Part{{Text: "?"}}, EndFailed, false},
+		{genai.FinishReasonStop, []*genai.Part{{Text: "ok"}}, EndCompleted, "", false},
+		{genai.FinishReasonMaxTokens, []*genai.Part{{Text: "trunc"}}, EndMaxBudget, "", false},
+		{genai.FinishReasonSafety, []*genai.Part{{Text: "partly"}}, EndRefusal, "", false},
+		{genai.FinishReasonSafety, nil, EndFailed, llm.InvalidSafetyBlocked, false},
+		{genai.FinishReasonRecitation, nil, EndFailed, llm.InvalidRecitationBlocked, false},
+		{genai.FinishReasonMaxTokens, nil, EndFailed, llm.InvalidMaxTokens, false},
+		{genai.FinishReasonOther, nil, EndFailed, llm.InvalidOtherBlocked, false},
+		{genai.FinishReasonProhibitedContent, nil, EndFailed, llm.InvalidNoResponseText, false},
+		{genai.FinishReasonMalformedFunctionCall, nil, EndFailed, llm.InvalidMalformedCall, false},
+		{genai.FinishReasonMalformedFunctionCall, []*genai.Part{{Text: "x"}}, EndFailed, llm.InvalidMalformedCall, true},
+		{genai.FinishReasonOther, []*genai.Part{{Text: "?"}}, EndFailed, "", false},
+		{"", []*genai.Part{{Thought: true, Text: "hmm"}}, EndFailed, llm.InvalidNoFinishReason, false},
+		{genai.FinishReasonStop, []*genai.Part{{Thought: true, Text: "hmm"}}, EndFailed, llm.InvalidThinkingOnlyResponse, false},
+		{genai.FinishReasonStop, []*genai.Part{{Text: "\u200b<!-- x -->"}}, EndFailed, llm.InvalidNoResponseText, true},
 	}
 	for _, tc := range tests {
-		t.Run(string(tc.finish), func(t *testing.T) {
-			b := newScript(turn{chunks: []*genai.GenerateContentResponse{{Candidates: []*genai.Candidate{{
-				Content: &genai.Content{Role: genai.RoleModel, Parts: tc.parts}, FinishReason: tc.finish,
-			}}}}})
-			s := newTestSession(t, b, Config{})
+		t.Run(string(tc.finish)+"/"+tc.invalid, func(t *testing.T) {
+			var turns []turn
+			for range 4 {
+				turns = append(turns, turn{chunks: []*genai.GenerateContentResponse{{Candidates: []*genai.Candidate{{
+					Content: &genai.Content{Role: genai.RoleModel, Parts: tc.parts}, FinishReason: tc.finish,
+				}}}}})
+			}
+			b := newScript(turns...)
+			tm := &timers{}
+			s := newTestSession(t, b, Config{Retry: RetryConfig{NewTimer: tm.New}})
 			evs := run(t, s, "hi")
 			if r := last(evs).AgentEnd.Reason; r != tc.reason {
 				t.Errorf("reason = %s, want %s", r, tc.reason)
 			}
 			errs := find(evs, EventError)
-			if tc.error != (len(errs) == 1) {
-				t.Fatalf("error events = %+v, want one: %v", errs, tc.error)
+			if (tc.invalid != "") != (len(errs) == 1) {
+				t.Fatalf("error events = %+v, want one: %v", errs, tc.invalid != "")
 			}
-			if tc.error && errs[0].Meta["code"] != "INVALID_STREAM" {
-				t.Errorf("error meta = %v", errs[0].Meta)
+			if tc.invalid != "" {
+				if m := errs[0].Meta; m["code"] != "INVALID_STREAM" || m["errorType"] != tc.invalid || !errs[0].Error.Fatal {
+					t.Errorf("error = %+v, meta %v", errs[0].Error, m)
+				}
+			}
+			wantRequests := 1
+			if tc.invalid != "" && !tc.shown {
+				wantRequests = 4
+				if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second, 4 * time.Second}, tm.Delays()); diff != "" {
+					t.Errorf("retry delays (-want +got):\n%s", diff)
+				}
+			}
+			if n := len(b.Requests()); n != wantRequests {
+				t.Errorf("%d model requests, want %d", n, wantRequests)
 			}
 		})
 	}
@@ -375,10 +405,11 @@ func TestDeniedCallReachesModelAsError(t *testing.T) {
 		t.Fatal("a denied tool ran")
 	}
 	resp := find(evs, EventToolResponse)[0].ToolResponse
-	// gemini-cli's sentence, then what would allow the call.
+	// gemini-cli's sentence, then what would allow the call. No one
+	// decided: gemini-cli's statistics count no decision for it.
 	wantMsg := `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode. ` +
 		`To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add "write_file" to tools.allowed in settings.json.`
-	if !resp.IsError || resp.Content[0].Text != wantMsg || resp.Data["errorType"] != "policy_violation" || resp.Data["decision"] != "reject" {
+	if !resp.IsError || resp.Content[0].Text != wantMsg || resp.Data["errorType"] != "policy_violation" || resp.Data["decision"] != nil {
 		t.Errorf("tool_response = %+v", resp)
 	}
 	frs := functionResponses(b.Requests()[1])

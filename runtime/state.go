@@ -44,6 +44,7 @@ type callInfo struct {
 	tool       tools.Tool
 	result     tools.Result
 	errType    tools.ErrorType
+	errDisplay string // the failed tool's own summary of its error, if any
 	decision   string // accept, reject, modify, auto_accept
 	durationMs int64
 	outputFile string // where a truncated output was saved whole

@@ -25,11 +25,9 @@ type translator struct {
 	// streamed is set once a partial event carried text for the model
 	// response under way, so its complete event does not repeat the text.
 	streamed bool
-	// finish and errCode come from the last complete model response.
-	finish  genai.FinishReason
-	errCode string
-	errMsg  string
-	names   map[string]string // pending call id -> tool name
+	// finish comes from the last complete model response.
+	finish genai.FinishReason
+	names  map[string]string // pending call id -> tool name
 }
 
 func newTranslator(s *Session, st *stream, ss *streamState) *translator {
@@ -50,7 +48,7 @@ func (t *translator) translate(ev *session.Event) {
 	}
 	if ev.Content == nil {
 		if ev.ErrorCode != "" {
-			t.finish, t.errCode, t.errMsg = ev.FinishReason, ev.ErrorCode, ev.ErrorMessage
+			t.finish = ev.FinishReason
 		}
 		return
 	}
@@ -75,7 +73,7 @@ func (t *translator) translate(ev *session.Event) {
 		t.emitParts(ev.Content.Parts)
 	}
 	t.streamed = false
-	t.finish, t.errCode, t.errMsg = ev.FinishReason, ev.ErrorCode, ev.ErrorMessage
+	t.finish = ev.FinishReason
 	for _, fc := range calls {
 		t.toolRequest(fc)
 	}
@@ -181,17 +179,28 @@ func (t *translator) toolResponse(fr *genai.FunctionResponse) {
 	info := t.ss.call(fr.ID)
 	if msg, isErr := fr.Response["error"]; isErr {
 		resp.IsError = true
-		resp.Content = []ContentPart{TextPart(fmt.Sprint(msg))}
+		text := fmt.Sprint(msg)
+		resp.Content = []ContentPart{TextPart(text)}
 		errType := tools.ErrExecutionFailed
 		if info != nil && info.errType != "" {
 			errType = info.errType
 		}
 		data["errorType"] = string(errType)
+		// gemini-cli shows a failed call's own summary, else its error.
+		if info != nil && info.errDisplay != "" {
+			text = info.errDisplay
+		}
+		resp.Display = &ToolDisplay{Result: &DisplayContent{Type: "text", Text: text}}
+		if info != nil && info.tool != nil {
+			resp.Display.Name = info.tool.DisplayName()
+		}
 	} else {
 		resp.Content = []ContentPart{TextPart(responseText(fr.Response))}
+		if info != nil {
+			resp.Display = resultDisplay(info)
+		}
 	}
 	if info != nil {
-		resp.Display = resultDisplay(info)
 		for k, v := range info.result.Data {
 			data[k] = v
 		}
@@ -219,6 +228,7 @@ func (t *translator) cancelledCall(fc *genai.FunctionCall, msg string) {
 	t.emit(Event{Type: EventToolResponse, ToolResponse: &ToolResponse{
 		RequestID: fc.ID, Name: fc.Name, IsError: true,
 		Content: []ContentPart{TextPart(msg)},
+		Display: &ToolDisplay{Result: &DisplayContent{Type: "text", Text: msg}},
 		Data:    map[string]any{"errorType": string(tools.ErrCancelled)},
 	}})
 }
@@ -235,6 +245,9 @@ func resultDisplay(info *callInfo) *ToolDisplay {
 		d.ResultSummary = info.result.Display
 	case info.result.Display != "":
 		d.Result = &DisplayContent{Type: "text", Text: info.result.Display}
+		d.ResultSummary = info.result.Summary
+	case info.result.Summary != "":
+		d.ResultSummary = info.result.Summary
 	default:
 		if d.Name == "" {
 			return nil
@@ -256,15 +269,26 @@ func responseText(resp map[string]any) string {
 }
 
 func (t *translator) usage(ev *session.Event) {
-	u := &Usage{Model: t.ss.model}
-	meta := map[string]any{"role": "main"}
+	model := t.ss.model
 	if m, ok := ev.CustomMetadata[metaModel].(string); ok {
-		u.Model = m
+		model = m
 	}
-	if d, ok := ev.CustomMetadata[metaDurationMs]; ok {
-		meta["durationMs"] = d
+	var d int64
+	switch v := ev.CustomMetadata[metaDurationMs].(type) {
+	case int64:
+		d = v
+	case float64: // decoded from a stored event
+		d = int64(v)
 	}
-	if md := ev.UsageMetadata; md != nil {
+	t.emit(usageEvent(model, ev.UsageMetadata, d))
+}
+
+// usageEvent reports one model call of the main thread: its model, tokens
+// and latency.
+func usageEvent(model string, md *genai.GenerateContentResponseUsageMetadata, durationMs int64) Event {
+	u := &Usage{Model: model}
+	meta := map[string]any{"role": "main", "durationMs": durationMs}
+	if md != nil {
 		u.InputTokens = intPtr(md.PromptTokenCount)
 		u.OutputTokens = intPtr(md.CandidatesTokenCount)
 		u.CachedTokens = intPtr(md.CachedContentTokenCount)
@@ -272,7 +296,7 @@ func (t *translator) usage(ev *session.Event) {
 		meta["thoughtsTokens"] = md.ThoughtsTokenCount
 		meta["toolTokens"] = md.ToolUsePromptTokenCount
 	}
-	t.emit(Event{Type: EventUsage, Meta: meta, Usage: u})
+	return Event{Type: EventUsage, Meta: meta, Usage: u}
 }
 
 func intPtr(n int32) *int {
@@ -283,20 +307,6 @@ func intPtr(n int32) *int {
 // endReason maps the last finish reason as gemini-cli's mapFinishReason does.
 func (t *translator) endReason() EndReason {
 	return mapFinishReason(t.finish)
-}
-
-// invalidStreamError reports a model turn that ended without usable content
-// for a reason other than a refusal, as gemini-cli's InvalidStream error.
-func (t *translator) invalidStreamError() (Event, bool) {
-	if t.errCode == "" || mapFinishReason(t.finish) != EndFailed {
-		return Event{}, false
-	}
-	msg := t.errMsg
-	if msg == "" {
-		msg = "the model stopped with " + t.errCode
-	}
-	return Event{Type: EventError, Meta: map[string]any{"code": "INVALID_STREAM", "errorType": t.errCode, "rawMessage": t.errMsg},
-		Error: &ErrorData{Status: statusInternal, Message: msg, Fatal: true}}, true
 }
 
 func mapFinishReason(r genai.FinishReason) EndReason {

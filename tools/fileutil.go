@@ -301,14 +301,18 @@ func readFileContent(abs, rel string, start, end int) (fileContent, error) {
 	fi, err := os.Stat(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return fileContent{}, Errorf(ErrFileNotFound,
+			e := Errorf(ErrFileNotFound,
 				"File not found: %s. Could not read file because no file was found at the specified path; check the path, or use glob or list_directory to find the file.", abs)
+			e.Display = "File not found."
+			return fileContent{}, e
 		}
 		return fileContent{}, &Error{Type: ErrReadContentFailure, Msg: fmt.Sprintf("Error reading file %s: %v", abs, err), Err: err}
 	}
 	if fi.IsDir() {
-		return fileContent{}, Errorf(ErrTargetIsDirectory,
+		e := Errorf(ErrTargetIsDirectory,
 			"Path is a directory, not a file: %s. Use list_directory to see its contents.", abs)
+		e.Display = "Path is a directory."
+		return fileContent{}, e
 	}
 	if !fi.Mode().IsRegular() {
 		// A FIFO or device could block the read forever.
@@ -378,22 +382,32 @@ func readFileContent(abs, rel string, start, end int) (fileContent, error) {
 		out[i], c = truncateRunes(l, maxLineLength)
 		cut = cut || c
 	}
+	// The slice is gemini-cli's, so the model reads the same text; the
+	// counts are of real lines: a final newline ends the last line rather
+	// than starting another (gemini-cli counts "a\nb\nc\n" as 4 lines).
+	lineCount, last := total, to
+	if text == "" || strings.HasSuffix(text, "\n") {
+		lineCount--
+	}
+	if last > lineCount && from < lineCount {
+		last = lineCount
+	}
 	fc := fileContent{
 		kind:      kind,
 		text:      strings.Join(out, "\n"),
 		truncated: from > 0 || to < total || cut,
-		total:     total,
+		total:     lineCount,
 		first:     from + 1,
-		last:      to,
+		last:      last,
 	}
 	switch {
 	case from > 0 || to < total:
-		fc.display = fmt.Sprintf("Read lines %d-%d of %d from %s", from+1, to, total, rel)
+		fc.display = fmt.Sprintf("Read lines %d-%d of %d from %s", fc.first, fc.last, fc.total, rel)
 		if cut {
 			fc.display += " (some lines were shortened)"
 		}
 	case cut:
-		fc.display = fmt.Sprintf("Read all %d lines from %s (some lines were shortened)", total, rel)
+		fc.display = fmt.Sprintf("Read all %d lines from %s (some lines were shortened)", fc.total, rel)
 	}
 	return fc, nil
 }

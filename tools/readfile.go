@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -85,6 +86,10 @@ func (t *readFileTool) Execute(ctx context.Context, call Call) (Result, error) {
 	}
 	abs, err := t.ws.resolveFileArg(p)
 	if err != nil {
+		var te *Error
+		if errors.As(err, &te) && te.Type == ErrPathNotInWorkspace {
+			te.Display = "Path not in workspace."
+		}
 		return Result{}, err
 	}
 	// gemini-cli refuses files its ignore files exclude (respecting both
@@ -110,8 +115,11 @@ Action: To read more of the file, you can use the 'start_line' and 'end_line' pa
 --- FILE CONTENT (truncated) ---
 %s`, fc.first, fc.last, fc.total, fc.last+1, fc.text)
 		}
-		if res.Display == "" {
-			res.Display = fmt.Sprintf("Read %d lines from %s", strings.Count(fc.text, "\n")+1, rel)
+		// gemini-cli shows nothing for a whole file; the summary counts
+		// the lines shown.
+		res.Summary = fmt.Sprintf("%d lines", fc.total)
+		if fc.truncated {
+			res.Summary = fmt.Sprintf("%d-%d of %d", fc.first, fc.last, fc.total)
 		}
 		res.Data = map[string]any{
 			"path":       abs,

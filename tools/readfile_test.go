@@ -40,6 +40,41 @@ func TestReadFile(t *testing.T) {
 			t.Errorf("Data = %v", res.Data)
 		}
 	})
+	t.Run("display", func(t *testing.T) {
+		// gemini-cli 0.61.0 shows nothing for a whole file and "Read lines
+		// 2-3 of 4" for a range of a three-line file that ends with a
+		// newline (../testdata/gemini-cli/tools.stream-json.stdout); agentry
+		// counts that file's lines as three.
+		writeFiles(t, root, map[string]string{"three.txt": "a\nb\nc\n", "empty.txt": ""})
+		for _, tc := range []struct {
+			args             map[string]any
+			display, summary string
+			llm              string
+		}{
+			{map[string]any{"file_path": "three.txt"}, "", "3 lines", "a\nb\nc\n"},
+			{map[string]any{"file_path": "three.txt", "start_line": 2.0, "end_line": 3.0}, "Read lines 2-3 of 3 from three.txt", "2-3 of 3", "Showing lines 2-3 of 3 total lines"},
+			{map[string]any{"file_path": "three.txt", "start_line": 2.0}, "Read lines 2-3 of 3 from three.txt", "2-3 of 3", "--- FILE CONTENT (truncated) ---\nb\nc\n"},
+			{map[string]any{"file_path": "hello.txt"}, "", "3 lines", "one\ntwo\nthree"},
+			{map[string]any{"file_path": "empty.txt"}, "", "0 lines", ""},
+		} {
+			res := mustRun(t, s, "read_file", tc.args)
+			if res.Display != tc.display || res.Summary != tc.summary || !strings.Contains(res.LLMContent, tc.llm) {
+				t.Errorf("read_file %v: display %q, summary %q, content %q; want %q, %q, containing %q", tc.args, res.Display, res.Summary, res.LLMContent, tc.display, tc.summary, tc.llm)
+			}
+		}
+		_, err := run(t, s, "read_file", map[string]any{"file_path": "missing.txt"})
+		if DisplayOf(err) != "File not found." || TypeOf(err) != ErrFileNotFound {
+			t.Errorf("missing file: %v (display %q)", err, DisplayOf(err))
+		}
+		_, err = run(t, s, "read_file", map[string]any{"file_path": "dir"})
+		if DisplayOf(err) != "Path is a directory." {
+			t.Errorf("directory: %v (display %q)", err, DisplayOf(err))
+		}
+		_, err = run(t, s, "read_file", map[string]any{"file_path": filepath.Join(outside, "secret.txt")})
+		if DisplayOf(err) != "Path not in workspace." {
+			t.Errorf("outside: %v (display %q)", err, DisplayOf(err))
+		}
+	})
 	t.Run("absolute path", func(t *testing.T) {
 		res := mustRun(t, s, "read_file", map[string]any{"file_path": filepath.Join(root, "hello.txt")})
 		if !strings.HasPrefix(res.LLMContent, "one") {

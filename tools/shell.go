@@ -297,8 +297,12 @@ func (t *shellTool) runForeground(ctx context.Context, call Call, req shellReque
 
 	if errors.Is(context.Cause(runCtx), errShellTimeout) {
 		data["timedOut"] = true
-		msg := cancelledMessage(fmt.Sprintf("Command was automatically cancelled because it exceeded the timeout of %s.", formatTimeout(t.timeout)), out)
-		return Result{LLMContent: wrapUntrusted(msg), Display: "Command timed out after " + formatTimeout(t.timeout), Data: data}, nil
+		head := fmt.Sprintf("Command was automatically cancelled because it exceeded the timeout of %s.", formatTimeout(t.timeout))
+		display := head
+		if o := out.forModel(); o != "" {
+			display += "\n\nOutput before cancellation:\n" + o
+		}
+		return Result{LLMContent: wrapUntrusted(cancelledMessage(head, out)), Display: display, Data: data}, nil
 	}
 
 	if o.background = readBackgroundPIDs(pidFile, pid); len(o.background) > 0 {
@@ -349,14 +353,19 @@ func (o shellOutcome) llmContent() string {
 	return wrapUntrusted(strings.Join(parts, "\n"))
 }
 
+// display is what the user sees of the outcome, gemini-cli's returnDisplay:
+// the output when there is any, else how the command ended ("" when it
+// succeeded silently).
 func (o shellOutcome) display() string {
 	switch {
+	case strings.TrimSpace(o.output) != "":
+		return o.output
 	case o.signal != 0:
 		return fmt.Sprintf("Command terminated by signal: %d", o.signal)
 	case o.exitCode != 0:
-		return fmt.Sprintf("Exit Code: %d", o.exitCode)
+		return fmt.Sprintf("Command exited with code: %d", o.exitCode)
 	}
-	return "Command completed"
+	return ""
 }
 
 // cancelledMessage is gemini-cli's report of a stopped command.

@@ -30,43 +30,61 @@ func TestShellResults(t *testing.T) {
 		stdout, stderr string
 		content        []string // lines LLMContent must contain
 		notContent     []string
+		// display is what users see, gemini-cli's returnDisplay (stream-json
+		// tool_result output in ../testdata/gemini-cli/tools.stream-json.stdout):
+		// the output, else how the command ended; "-" skips the check.
+		display string
 	}{
 		{
 			name: "stdout", args: map[string]any{"command": "echo hello"},
 			stdout: "hello\n", content: []string{"Output: hello"}, notContent: []string{"Exit Code", "Signal", "Background PIDs"},
+			display: "hello",
 		},
 		{
 			name: "stderr and exit code", args: map[string]any{"command": "echo out; echo err >&2; exit 3"},
 			// The two pipes interleave in no fixed order.
 			exit: 3, stdout: "out\n", stderr: "err\n", content: []string{"out", "err", "Exit Code: 3"},
+			display: "-",
+		},
+		{
+			name: "exit code without output", args: map[string]any{"command": "exit 4"},
+			exit: 4, content: []string{"Exit Code: 4"}, display: "Command exited with code: 4",
 		},
 		{
 			name: "empty output", args: map[string]any{"command": "true"},
-			content: []string{"Output: (empty)"},
+			content: []string{"Output: (empty)"}, display: "",
 		},
 		{
 			name: "dir_path", args: map[string]any{"command": "ls", "dir_path": "sub"},
-			stdout: "here.txt\n",
+			stdout: "here.txt\n", display: "here.txt",
 		},
 		{
 			name: "environment", args: map[string]any{"command": `echo "$AGENTRY $GEMINI_CLI $PAGER"`},
-			stdout: "1 1 cat\n",
+			stdout: "1 1 cat\n", display: "1 1 cat",
 		},
 		{
 			name: "ANSI stripped for the model only", args: map[string]any{"command": `printf '\033[31mred\033[0m\n'`},
-			stdout: "\x1b[31mred\x1b[0m\n", content: []string{"Output: red\n"},
+			stdout: "\x1b[31mred\x1b[0m\n", content: []string{"Output: red\n"}, display: "red",
 		},
 		{
 			name: "heredoc and trailing comment", args: map[string]any{"command": "cat <<EOF\nline\nEOF\n# done"},
-			stdout: "line\n",
+			stdout: "line\n", display: "line",
 		},
 		{
 			name: "killed by a signal", args: map[string]any{"command": "kill -9 $$"},
 			exit: -1, content: []string{"Signal: 9"}, notContent: []string{"Exit Code"},
+			display: "Command terminated by signal: 9",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := mustRun(t, s, "run_shell_command", tc.args)
+			if tc.display == "-" {
+				if res.Display != "out\nerr" && res.Display != "err\nout" {
+					t.Errorf("Display = %q, want the output", res.Display)
+				}
+			} else if res.Display != tc.display {
+				t.Errorf("Display = %q, want %q", res.Display, tc.display)
+			}
 			exit, stdout, stderr := shellData(t, res)
 			if exit != tc.exit || stdout != tc.stdout || stderr != tc.stderr {
 				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", exit, stdout, stderr, tc.exit, tc.stdout, tc.stderr)
@@ -170,6 +188,10 @@ func TestShellTimeout(t *testing.T) {
 	want := "Command was automatically cancelled because it exceeded the timeout of 0.3 seconds. Below is the output before it was cancelled:\nstarted"
 	if !strings.Contains(res.LLMContent, want) {
 		t.Errorf("LLMContent = %q", res.LLMContent)
+	}
+	// gemini-cli's returnDisplay of a timed-out command.
+	if d := "Command was automatically cancelled because it exceeded the timeout of 0.3 seconds.\n\nOutput before cancellation:\nstarted"; res.Display != d {
+		t.Errorf("Display = %q, want %q", res.Display, d)
 	}
 }
 

@@ -93,8 +93,13 @@ type Call struct {
 type Result struct {
 	// LLMContent is the text the model receives as the call's output.
 	LLMContent string
-	// Display is a short human summary of the result for terminals and UIs.
+	// Display is what terminals and UIs show of the result, gemini-cli's
+	// returnDisplay: often a short summary, a command's output for the
+	// shell, empty for a whole file read.
 	Display string
+	// Summary is a few words on the result, such as "3 lines" (gemini-cli's
+	// display.resultSummary).
+	Summary string
 	// Diff, for edits, is the change made to one file.
 	Diff *FileDiff
 	// Data holds structured details for drivers (exit code, stdout, stderr,
@@ -161,7 +166,10 @@ func (t ErrorType) Fatal() bool { return t == ErrNoSpaceLeft }
 type Error struct {
 	Type ErrorType
 	Msg  string
-	Err  error // optional cause
+	// Display, when set, is the short summary users see instead of Msg
+	// (gemini-cli's returnDisplay of a failed call, e.g. "File not found.").
+	Display string
+	Err     error // optional cause
 }
 
 // Errorf returns an *Error of type t with a formatted message.
@@ -174,6 +182,16 @@ func (e *Error) Error() string { return e.Msg }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// DisplayOf returns the display summary of err: its *Error's Display, or
+// "" when it has none (users then see the message).
+func DisplayOf(err error) string {
+	var te *Error
+	if errors.As(err, &te) {
+		return te.Display
+	}
+	return ""
+}
 
 // TypeOf returns the ErrorType of err: the type of the first *Error in its
 // chain, ErrCancelled for a cancelled context, else ErrUnknown.

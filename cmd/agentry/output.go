@@ -89,7 +89,7 @@ type (
 		Timestamp string      `json:"timestamp"`
 		ToolID    string      `json:"tool_id"`
 		Status    string      `json:"status"`
-		Output    string      `json:"output,omitempty"`
+		Output    string      `json:"output"` // present when empty, as gemini-cli's
 		Error     *typedError `json:"error,omitempty"`
 	}
 	errorLine struct {
@@ -184,6 +184,12 @@ func (p *printer) event(ev runtime.Event) (exitCode int, done bool) {
 		// A fallback changes the model the run's answers come from: every
 		// format shows it, as gemini-cli shows its fallback message.
 		switch ev.Custom.Kind {
+		case runtime.CustomModelRetry:
+			// gemini-cli's notice, one line per retry, on stderr in every
+			// format: stdout carries only the answer or its JSON.
+			if msg, ok := ev.Custom.Data["message"].(string); ok {
+				fmt.Fprintln(p.io.err, msg)
+			}
 		case runtime.CustomModelFallback:
 			if msg, ok := ev.Custom.Data["message"].(string); ok {
 				p.warn(msg)
@@ -231,10 +237,16 @@ func (p *printer) toolResponse(r *runtime.ToolResponse) {
 	p.ensureNewline()
 	msg := contentText(r.Content)
 	errType, _ := r.Data["errorType"].(string)
+	// gemini-cli's resultDisplay: what the tool shows of its result; for a
+	// failed call its own summary, else its error.
+	display := displayString(r.Display)
 	switch p.format {
 	case "stream-json":
-		out := toolResultLine{Type: "tool_result", Timestamp: p.timestamp(), ToolID: r.RequestID, Status: "success", Output: displayString(r.Display)}
+		out := toolResultLine{Type: "tool_result", Timestamp: p.timestamp(), ToolID: r.RequestID, Status: "success", Output: display}
 		if r.IsError {
+			if out.Output == "" {
+				out.Output = msg
+			}
 			out.Status = "error"
 			if errType == "" {
 				errType = "TOOL_EXECUTION_ERROR"
@@ -247,7 +259,7 @@ func (p *printer) toolResponse(r *runtime.ToolResponse) {
 		p.line(out)
 	case "text":
 		if r.IsError {
-			fmt.Fprintf(p.io.err, "[WARNING] Error executing tool %s: %s\n", r.Name, msg)
+			fmt.Fprintf(p.io.err, "[WARNING] Error executing tool %s: %s\n", r.Name, firstNonEmpty(display, msg))
 		}
 	}
 }
@@ -266,6 +278,9 @@ func (p *printer) end(end *runtime.AgentEnd) int {
 			if code == 0 {
 				code = exitGeneric
 			}
+			if c, _ := p.fatal.Meta["code"].(string); c == "INVALID_STREAM" {
+				return p.invalidStream(code, p.fatal)
+			}
 			name, _ := p.fatal.Meta["errorName"].(string)
 			return p.failWith(code, firstNonEmpty(name, "Error"), p.fatal.Error.Message)
 		}
@@ -281,6 +296,36 @@ func (p *printer) end(end *runtime.AgentEnd) int {
 		p.line(resultLine{Type: "result", Timestamp: p.timestamp(), Status: "success", Stats: p.metrics.streamStats(p.elapsed())})
 	}
 	return exitOK
+}
+
+// invalidStreamMessages are gemini-cli's words for a stream that stayed
+// invalid (nonInteractiveCli.ts), by kind.
+var invalidStreamMessages = map[string]string{
+	"NO_RESPONSE_TEXT":       "The model returned an empty response with no text or thoughts. This may be a transient API issue; please try again.",
+	"THINKING_ONLY_RESPONSE": "The model returned reasoning thoughts but no final response text. If your context window is near capacity, try using /compress.",
+	"MAX_TOKENS_EXCEEDED":    "Model response was truncated because it exceeded the token limit. Try using /compress to free up context space.",
+	"SAFETY_BLOCKED":         "The model response was blocked due to safety settings.",
+	"RECITATION_BLOCKED":     "The model response was blocked due to recitation/copyright filters.",
+	"OTHER_BLOCKED":          "The model response was blocked due to other policy settings.",
+}
+
+// invalidStream ends a run whose model stream stayed invalid as gemini-cli
+// reports it: "[ERROR] …" on stderr in text, an error line before the
+// result in stream-json, error type INVALID_STREAM in json. gemini-cli
+// exits 0 there; agentry exits with the failure's code, as for any failed
+// run.
+func (p *printer) invalidStream(code int, ev *runtime.Event) int {
+	kind, _ := ev.Meta["errorType"].(string)
+	msg := firstNonEmpty(invalidStreamMessages[kind], strings.TrimSpace(ev.Error.Message))
+	switch p.format {
+	case "text":
+		p.ensureNewline()
+		fmt.Fprintf(p.io.err, "[ERROR] %s\n", msg)
+		return code
+	case "stream-json":
+		p.line(errorLine{Type: "error", Timestamp: p.timestamp(), Severity: "error", Message: msg})
+	}
+	return p.failWith(code, "INVALID_STREAM", msg)
 }
 
 func (p *printer) elapsed() int64 { return p.now().Sub(p.start).Milliseconds() }

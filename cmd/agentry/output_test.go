@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,7 +30,8 @@ func conversation(end runtime.Event) []runtime.Event {
 		{Type: runtime.EventAgentStart},
 		{Type: runtime.EventSessionUpdate, SessionUpdate: &runtime.SessionUpdate{Model: "gemini-2.5-pro"}},
 		{Type: runtime.EventCustom, Custom: &runtime.Custom{Kind: runtime.CustomModelRetry, Data: map[string]any{
-			"model": "gemini-2.5-pro", "attempt": 1, "maxAttempts": 10, "delayMs": int64(5500), "error": "rate limited"}}},
+			"model": "gemini-2.5-pro", "attempt": 1, "maxAttempts": 10, "delayMs": int64(2200), "error": "rate limited",
+			"message": "Attempt 1 failed: rate limited. Retrying after 2200ms..."}}},
 		{Type: runtime.EventCustom, Custom: &runtime.Custom{Kind: runtime.CustomModelFallback, Data: map[string]any{
 			"failedModel": "gemini-2.5-pro", "model": "gemini-2.5-flash", "reason": "terminal", "intent": "retry_always",
 			"message": "Model gemini-2.5-pro failed (terminal); switched to fallback model gemini-2.5-flash"}}},
@@ -149,5 +152,91 @@ func TestStripANSI(t *testing.T) {
 		if got := stripANSI(in); got != want {
 			t.Errorf("stripANSI(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// geminiCLI reads what gemini-cli 0.61.0 printed in a captured run
+// (../../testdata/gemini-cli, see its README).
+func geminiCLI(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "gemini-cli", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestInvalidStreamMatchesGeminiCLI: a run whose model answer stayed
+// blocked is reported as gemini-cli reports it (safety.*): the same words
+// on stderr in text, the same error line in stream-json, the same error
+// object in json. gemini-cli exits 0 there; agentry exits 1, as for any
+// failed run.
+func TestInvalidStreamMatchesGeminiCLI(t *testing.T) {
+	evs := []runtime.Event{
+		{Type: runtime.EventError, Meta: map[string]any{"errorName": "InvalidStreamError", "exitCode": 1, "code": "INVALID_STREAM",
+			"errorType": "SAFETY_BLOCKED", "rawMessage": "Model stream ended due to safety settings (SAFETY) with empty response text."},
+			Error: &runtime.ErrorData{Status: "INTERNAL", Message: "Model stream ended due to safety settings (SAFETY) with empty response text.", Fatal: true}},
+		{Type: runtime.EventAgentEnd, AgentEnd: &runtime.AgentEnd{Reason: runtime.EndFailed}},
+	}
+	stdout, stderr, code := render(t, "text", evs)
+	if stdout != geminiCLI(t, "safety.text.stdout") || stderr != geminiCLI(t, "safety.text.stderr") || code != 1 {
+		t.Errorf("text: stdout %q, stderr %q, exit %d", stdout, stderr, code)
+	}
+
+	// stream-json: the lines after init and the user message, by type,
+	// with gemini-cli's error line; agentry's result also names the error.
+	stdout, stderr, code = render(t, "stream-json", evs)
+	type line struct {
+		Type, Severity, Message, Status string
+		Error                           *struct{ Type, Message string }
+	}
+	parse := func(s string) []line {
+		var out []line
+		for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+			var v line
+			if err := json.Unmarshal([]byte(l), &v); err != nil {
+				t.Fatalf("%v: %s", err, l)
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	want, got := parse(geminiCLI(t, "safety.stream-json.stdout")), parse(stdout)
+	if len(got) != len(want) || got[2] != want[2] || got[3].Type != "result" || got[3].Status != want[3].Status {
+		t.Errorf("stream-json:\n%s\nwant as gemini-cli:\n%s", stdout, geminiCLI(t, "safety.stream-json.stdout"))
+	}
+	if e := got[3].Error; e == nil || e.Type != "INVALID_STREAM" || e.Message != want[2].Message {
+		t.Errorf("stream-json result error = %+v", e)
+	}
+	if stderr != "" || code != 1 {
+		t.Errorf("stream-json: stderr %q, exit %d", stderr, code)
+	}
+
+	// The four attempts, as the dispatcher reports them.
+	usage := runtime.Event{Type: runtime.EventUsage, Meta: map[string]any{"role": "main", "durationMs": int64(5)}, Usage: &runtime.Usage{Model: "gemini-2.5-flash"}}
+	evs = append([]runtime.Event{usage, usage, usage, usage}, evs...)
+	stdout, _, code = render(t, "json", evs)
+	type api struct {
+		TotalRequests, TotalErrors int
+		ErrorsByType               map[string]int
+	}
+	var gotJSON, wantJSON struct {
+		Error map[string]any `json:"error"`
+		Stats struct {
+			Models map[string]struct{ API api }
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &gotJSON); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(geminiCLI(t, "safety.json.stdout")), &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	delete(gotJSON.Error, "code") // agentry adds the exit code
+	if diff := cmp.Diff(wantJSON.Error, gotJSON.Error); diff != "" || code != 1 {
+		t.Errorf("json error (-gemini-cli +agentry):\n%s (exit %d)", diff, code)
+	}
+	if diff := cmp.Diff(wantJSON.Stats.Models["gemini-2.5-flash"].API, gotJSON.Stats.Models["gemini-2.5-flash"].API); diff != "" {
+		t.Errorf("json stats (-gemini-cli +agentry):\n%s", diff)
 	}
 }

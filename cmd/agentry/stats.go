@@ -10,6 +10,8 @@ type sessionMetrics struct {
 	Models map[string]*modelMetrics `json:"models"`
 	Tools  toolMetrics              `json:"tools"`
 	Files  fileMetrics              `json:"files"`
+
+	lastModel string // the model of the last main-thread model call
 }
 
 type modelMetrics struct {
@@ -110,7 +112,16 @@ func (m *sessionMetrics) model(name string) *modelMetrics {
 // observe folds one event into the metrics.
 func (m *sessionMetrics) observe(ev runtime.Event) {
 	switch ev.Type {
+	case runtime.EventError:
+		// gemini-cli counts a stream that stayed invalid as an API error
+		// of the model that sent it, by kind.
+		if kind, ok := ev.Meta["errorType"].(string); ok && ev.Meta["code"] == "INVALID_STREAM" && m.lastModel != "" {
+			mm := m.model(m.lastModel)
+			mm.API.TotalErrors++
+			mm.API.ErrorsByType[kind]++
+		}
 	case runtime.EventUsage:
+		m.lastModel = ev.Usage.Model
 		mm := m.model(ev.Usage.Model)
 		latency := int64(metaInt(ev.Meta, "durationMs"))
 		mm.API.TotalRequests++
