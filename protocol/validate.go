@@ -353,20 +353,9 @@ func (h *httpHandler) writeRPCError(w http.ResponseWriter, r *http.Request, meth
 	if streaming(method) {
 		// A refused stream is an HTTP error, not a 200 stream: the
 		// status A2A's REST binding gives the error.
-		w.WriteHeader(restStatus(r.Context(), err))
+		w.WriteHeader(h.httpStatus(r.Context(), err))
 	}
 	_, _ = w.Write(append(body, '\n'))
-}
-
-// restStatus is the HTTP status a2a-go's REST binding answers err with.
-func restStatus(ctx context.Context, err error) int {
-	rec := httptest.NewRecorder()
-	req := httptest.NewRequestWithContext(context.WithValue(ctx, errorKey{}, err), http.MethodGet, "/tasks", nil)
-	a2asrv.NewRESTHandler(errorEchoList{}).ServeHTTP(rec, req)
-	if rec.Code < 400 {
-		return http.StatusInternalServerError
-	}
-	return rec.Code
 }
 
 // errorEchoList is errorEcho for a listing: a2a-go's REST handler renders
