@@ -82,8 +82,8 @@ func (c *Client) Create(ctx context.Context, req *Request) (*Completion, error) 
 }
 
 // Stream sends req with "stream": true when the sequence is first iterated
-// and yields each chunk of the response. The sequence ends at the end of the
-// body (with or without the "[DONE]" event), or with one error: an *Error
+// and yields each chunk of the response. The sequence ends at the "[DONE]"
+// event or at the end of the body without one, or with one error: an *Error
 // for an HTTP error status, a *StreamError for an error event, or a
 // transport or decoding error. Stopping the iteration closes the response.
 func (c *Client) Stream(ctx context.Context, req *Request) iter.Seq2[*Chunk, error] {
@@ -97,20 +97,15 @@ func (c *Client) Stream(ctx context.Context, req *Request) iter.Seq2[*Chunk, err
 		}
 		defer res.Body.Close()
 		ev := newEvents(res.Body)
-		done := false
 		for {
 			data, ok := ev.next()
 			if !ok {
 				break
 			}
-			if done {
-				// Read on to the end of the body after [DONE], so the
-				// connection can be reused.
-				continue
-			}
 			if bytes.HasPrefix(data, []byte("[DONE]")) {
-				done = true
-				continue
+				// The answer is complete: end the turn now rather than
+				// wait for a server or proxy to close the body.
+				return
 			}
 			var ch Chunk
 			if err := json.Unmarshal(data, &ch); err != nil {

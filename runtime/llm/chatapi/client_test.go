@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -381,6 +382,43 @@ func TestStreamEvents(t *testing.T) {
 				t.Errorf("err = %v, want one containing %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestStreamEndsAtDone checks the stream ends at [DONE] even when the server
+// keeps the body open after it.
+func TestStreamEndsAtDone(t *testing.T) {
+	release := make(chan struct{})
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	// Cleanups run last-in first-out: release the handler before the server
+	// is closed.
+	t.Cleanup(func() { close(release) })
+	done := make(chan int, 1)
+	go func() {
+		n := 0
+		for _, err := range s.client(Config{}).Stream(t.Context(), &Request{Model: "m"}) {
+			if err != nil {
+				t.Errorf("stream: %v", err)
+			}
+			n++
+		}
+		done <- n
+	}()
+	select {
+	case n := <-done:
+		if n != 1 {
+			t.Errorf("got %d chunks, want 1", n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream did not end at [DONE]")
 	}
 }
 
