@@ -18,8 +18,9 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/openai/openai-go/v3"
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/runtime/llm/chatapi"
 )
 
 // This file is gemini-cli's error classification (classifyGoogleError in
@@ -154,7 +155,7 @@ func messageOr(msg string, err error, fallback string) string {
 //
 // Gemini errors (genai.APIError, value or pointer, possibly wrapped, and JSON
 // error bodies inside error messages) follow gemini-cli's classifyGoogleError
-// rule for rule. Errors of OpenAI-compatible servers (*openai.Error) get the
+// rule for rule. Errors of OpenAI-compatible servers (*chatapi.Error) get the
 // same outcomes from their own shape: 404 is ModelNotFound, a 429 with error
 // code or type "insufficient_quota" is terminal, any other 429 is retryable
 // after its Retry-After (terminal beyond MaxRetryDelay), and the rest is
@@ -165,7 +166,7 @@ func Classify(err error) error {
 	if err == nil || isClassified(err) {
 		return err
 	}
-	var oe *openai.Error
+	var oe *chatapi.Error
 	if errors.As(err, &oe) && oe != nil {
 		return classifyOpenAI(err, oe)
 	}
@@ -725,7 +726,7 @@ func secondsToDuration(sec float64) time.Duration {
 // ignores Retry-After, the header is honoured: it is how OpenAI-compatible
 // servers say how long to wait. Other statuses (5xx included) are left to
 // IsRetryable.
-func classifyOpenAI(err error, oe *openai.Error) error {
+func classifyOpenAI(err error, oe *chatapi.Error) error {
 	msg := oe.Message
 	if msg == "" {
 		// Servers that do not answer in OpenAI's shape: the wrapped error
@@ -739,11 +740,7 @@ func classifyOpenAI(err error, oe *openai.Error) error {
 		if oe.Code == "insufficient_quota" || oe.Type == "insufficient_quota" {
 			return &TerminalQuotaError{Message: msg, Reason: "insufficient_quota", Err: err}
 		}
-		var h http.Header
-		if oe.Response != nil {
-			h = oe.Response.Header
-		}
-		delay := retryAfter(h, time.Now())
+		delay := retryAfter(oe.Header, time.Now())
 		if delay > MaxRetryDelay {
 			return &TerminalQuotaError{Message: msg, RetryDelay: delay, Err: err}
 		}

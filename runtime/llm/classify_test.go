@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openai/openai-go/v3"
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/internal/fakegemini"
+	"github.com/agentry-dev/agentry/runtime/llm/chatapi"
 )
 
 // The kinds of classification a test expects.
@@ -736,17 +736,16 @@ func TestParseDurationSeconds(t *testing.T) {
 	}
 }
 
-// oaiAPIError builds the *openai.Error the SDK returns for a response of
-// status with the given error fields and headers.
-func oaiAPIError(status int, code, typ, message string, header http.Header) *openai.Error {
-	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1/v1/chat/completions", nil)
+// oaiAPIError builds the *chatapi.Error the client returns for a response
+// of status with the given error fields and headers.
+func oaiAPIError(status int, code, typ, message string, header http.Header) *chatapi.Error {
 	if header == nil {
 		header = http.Header{}
 	}
-	return &openai.Error{
+	return &chatapi.Error{
+		Method: http.MethodPost, URL: "http://127.0.0.1/v1/chat/completions",
 		StatusCode: status, Code: code, Type: typ, Message: message,
-		Request:  req,
-		Response: &http.Response{StatusCode: status, Header: header, Request: req},
+		Header: header,
 	}
 }
 

@@ -3,9 +3,9 @@ package llm
 import (
 	"errors"
 
-	"github.com/openai/openai-go/v3"
-
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/runtime/llm/chatapi"
 )
 
 // HTTPStatus returns the HTTP status of a backend error: a Gemini API error,
@@ -19,7 +19,7 @@ func HTTPStatus(err error) (int, bool) {
 	if errors.As(err, &gp) && gp != nil {
 		return gp.Code, true
 	}
-	var oe *openai.Error
+	var oe *chatapi.Error
 	if errors.As(err, &oe) && oe != nil {
 		return oe.StatusCode, true
 	}

@@ -1,13 +1,11 @@
 package llm
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"math"
 	"net/http"
@@ -17,11 +15,10 @@ import (
 	"strings"
 	"unicode/utf16"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/respjson"
-	"github.com/openai/openai-go/v3/shared"
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/internal/version"
+	"github.com/agentry-dev/agentry/runtime/llm/chatapi"
 )
 
 // DefaultOpenAIBaseURL is the endpoint used when OpenAIConfig.BaseURL is
@@ -41,6 +38,9 @@ type OpenAIConfig struct {
 	// BaseURL is the API root that "/chat/completions" is appended to, such
 	// as "http://localhost:11434/v1". Empty means DefaultOpenAIBaseURL.
 	BaseURL string
+	// UserAgent is sent as the User-Agent header; empty means agentry's
+	// own (agentry/<version>).
+	UserAgent string
 	// HTTPClient is used for every request when set.
 	HTTPClient *http.Client
 }
@@ -94,10 +94,12 @@ type OpenAIConfig struct {
 // chunk. finish_reason maps stop, tool_calls and function_call to STOP,
 // length to MAX_TOKENS, content_filter to SAFETY and anything else to OTHER.
 //
-// An OpenAI is safe for concurrent use.
+// The requests go through chatapi, agentry's own Chat Completions client
+// (see docs/architecture.md for why not OpenAI's SDK). An OpenAI is safe for
+// concurrent use.
 type OpenAI struct {
-	completions openai.ChatCompletionService
-	baseURL     string
+	client  *chatapi.Client
+	baseURL string
 	// maxCompletionTokens sends the output limit as max_completion_tokens
 	// rather than max_tokens.
 	maxCompletionTokens bool
@@ -105,33 +107,27 @@ type OpenAI struct {
 
 var _ Backend = (*OpenAI)(nil)
 
-// NewOpenAI creates the Chat Completions backend for cfg. The SDK's own
-// retries are disabled: agentry's dispatcher owns retries and backoff.
+// NewOpenAI creates the Chat Completions backend for cfg. It never retries
+// a request: agentry's dispatcher owns retries and backoff. Nothing is read
+// from the environment (no OPENAI_API_KEY): agentry resolves its
+// configuration itself, and an ambient key must not leak to a local server
+// configured keyless.
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	base := cfg.BaseURL
 	if base == "" {
 		base = DefaultOpenAIBaseURL
 	}
-	u, err := url.Parse(base)
+	ua := cfg.UserAgent
+	if ua == "" {
+		ua = version.UserAgent()
+	}
+	client, err := chatapi.New(chatapi.Config{BaseURL: base, APIKey: cfg.APIKey, UserAgent: ua, HTTPClient: cfg.HTTPClient})
 	if err != nil {
-		return nil, fmt.Errorf("OpenAI-compatible base URL %q: %w", base, err)
+		return nil, fmt.Errorf("OpenAI-compatible %w", err)
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("OpenAI-compatible base URL %q: want an absolute http or https URL", base)
-	}
-	opts := []option.RequestOption{option.WithBaseURL(base), option.WithMaxRetries(0)}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
+	u, _ := url.Parse(base) // chatapi.New parsed it
 	return &OpenAI{
-		// The service is built directly rather than through openai.NewClient,
-		// which would also read OPENAI_API_KEY, OPENAI_BASE_URL and friends
-		// from the environment: agentry resolves its configuration itself, and
-		// an ambient key must not leak to a local server configured keyless.
-		completions:         openai.NewChatCompletionService(opts...),
+		client:              client,
 		baseURL:             strings.TrimSuffix(base, "/"),
 		maxCompletionTokens: u.Hostname() == "api.openai.com",
 	}, nil
@@ -139,11 +135,11 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 
 // GenerateContent implements Backend with one non-streaming request.
 func (o *OpenAI) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	params, err := o.params(model, contents, cfg)
+	req, err := o.request(model, contents, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("chat completion request for model %q: %w", model, err)
 	}
-	res, err := o.completions.New(ctx, params)
+	res, err := o.client.Create(ctx, req)
 	if err != nil {
 		return nil, o.wrapErr(ctx, model, err)
 	}
@@ -158,24 +154,29 @@ func (o *OpenAI) GenerateContent(ctx context.Context, model string, contents []*
 // sequence is first iterated; stopping the iteration closes the response.
 func (o *OpenAI) GenerateContentStream(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
 	return func(yield func(*genai.GenerateContentResponse, error) bool) {
-		params, err := o.params(model, contents, cfg)
+		req, err := o.request(model, contents, cfg)
 		if err != nil {
 			yield(nil, fmt.Errorf("chat completion request for model %q: %w", model, err))
 			return
 		}
 		// Without include_usage, servers send no usage at all on streams.
-		params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
-		stream := o.completions.NewStreaming(ctx, params)
-		defer stream.Close()
+		req.StreamOptions = &chatapi.StreamOptions{IncludeUsage: true}
 
 		var (
 			st       oaiStream
 			received bool
 		)
-		for stream.Next() {
+		for chunk, err := range o.client.Stream(ctx, req) {
+			if err != nil {
+				// Tool calls still being accumulated are incomplete: drop them.
+				if received {
+					err = fmt.Errorf("stream broke off: %w", err)
+				}
+				yield(nil, o.wrapErr(ctx, model, err))
+				return
+			}
 			received = true
-			chunk := stream.Current()
-			out, err := st.add(&chunk)
+			out, err := st.add(chunk)
 			for _, r := range out {
 				if !yield(r, nil) {
 					return
@@ -185,14 +186,6 @@ func (o *OpenAI) GenerateContentStream(ctx context.Context, model string, conten
 				yield(nil, o.wrapErr(ctx, model, err))
 				return
 			}
-		}
-		if err := stream.Err(); err != nil {
-			// Tool calls still being accumulated are incomplete: drop them.
-			if received {
-				err = fmt.Errorf("stream broke off: %w", err)
-			}
-			yield(nil, o.wrapErr(ctx, model, err))
-			return
 		}
 		out, err := st.finish()
 		for _, r := range out {
@@ -235,48 +228,24 @@ func (o *OpenAI) CountTokens(ctx context.Context, model string, contents []*gena
 }
 
 // wrapErr names the model and server in err, keeping err in the chain so
-// callers can still reach *openai.Error (StatusCode, Retry-After) and context
-// errors.
+// callers can still reach *chatapi.Error (StatusCode, Retry-After) and
+// context errors.
 func (o *OpenAI) wrapErr(ctx context.Context, model string, err error) error {
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
 		// A cancelled request can surface as a transport error that does not
 		// say why; put the cancellation cause in the chain too.
 		err = fmt.Errorf("%w: %w", cause, err)
 	}
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) && apiErr.RawJSON() == "" {
-		if body := oaiErrorBody(apiErr); body != "" {
-			// The SDK only parses {"error": {...}} bodies; vLLM and others
-			// answer in other shapes whose message would otherwise be lost.
-			return fmt.Errorf("chat completion with model %q at %s: %w; response body: %s", model, o.baseURL, err, body)
-		}
-	}
 	return fmt.Errorf("chat completion with model %q at %s: %w", model, o.baseURL, err)
 }
 
-// oaiErrorBody returns the start of an error response's body, leaving the
-// body readable for whoever inspects the error next.
-func oaiErrorBody(e *openai.Error) string {
-	if e.Response == nil || e.Response.Body == nil {
-		return ""
-	}
-	b, err := io.ReadAll(e.Response.Body)
-	e.Response.Body = io.NopCloser(bytes.NewReader(b))
-	if err != nil {
-		return ""
-	}
-	return oaiClip(strings.TrimSpace(string(b)), 500)
-}
-
-// params translates a genai request into Chat Completions parameters. It only
-// reads contents and cfg.
-func (o *OpenAI) params(model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{Model: shared.ChatModel(model)}
+// request translates a genai request into a Chat Completions request. It
+// only reads contents and cfg.
+func (o *OpenAI) request(model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*chatapi.Request, error) {
+	p := &chatapi.Request{Model: model}
 	if cfg != nil && cfg.SystemInstruction != nil {
 		if s := oaiJoinText(cfg.SystemInstruction.Parts, "\n"); s != "" {
-			p.Messages = append(p.Messages, openai.ChatCompletionMessageParamUnion{OfSystem: &openai.ChatCompletionSystemMessageParam{
-				Content: openai.ChatCompletionSystemMessageParamContentUnion{OfString: openai.String(s)},
-			}})
+			p.Messages = append(p.Messages, chatapi.Message{Role: chatapi.RoleSystem, Content: chatapi.TextContent(s)})
 		}
 	}
 	msgs, err := oaiMessages(contents)
@@ -299,37 +268,37 @@ func (o *OpenAI) params(model string, contents []*genai.Content, cfg *genai.Gene
 		// alongside them.
 		p.ToolChoice = oaiToolChoice(fcc)
 	}
-	if err := o.applyGeneration(&p, cfg); err != nil {
+	if err := o.applyGeneration(p, cfg); err != nil {
 		return p, err
 	}
 	return p, nil
 }
 
-func (o *OpenAI) applyGeneration(p *openai.ChatCompletionNewParams, cfg *genai.GenerateContentConfig) error {
+func (o *OpenAI) applyGeneration(p *chatapi.Request, cfg *genai.GenerateContentConfig) error {
 	if cfg.Temperature != nil {
-		p.Temperature = openai.Float(oaiFloat(*cfg.Temperature))
+		p.Temperature = new(oaiFloat(*cfg.Temperature))
 	}
 	if cfg.TopP != nil {
-		p.TopP = openai.Float(oaiFloat(*cfg.TopP))
+		p.TopP = new(oaiFloat(*cfg.TopP))
 	}
 	if cfg.PresencePenalty != nil {
-		p.PresencePenalty = openai.Float(oaiFloat(*cfg.PresencePenalty))
+		p.PresencePenalty = new(oaiFloat(*cfg.PresencePenalty))
 	}
 	if cfg.FrequencyPenalty != nil {
-		p.FrequencyPenalty = openai.Float(oaiFloat(*cfg.FrequencyPenalty))
+		p.FrequencyPenalty = new(oaiFloat(*cfg.FrequencyPenalty))
 	}
 	if cfg.MaxOutputTokens > 0 {
 		if o.maxCompletionTokens {
-			p.MaxCompletionTokens = openai.Int(int64(cfg.MaxOutputTokens))
+			p.MaxCompletionTokens = new(int64(cfg.MaxOutputTokens))
 		} else {
-			p.MaxTokens = openai.Int(int64(cfg.MaxOutputTokens))
+			p.MaxTokens = new(int64(cfg.MaxOutputTokens))
 		}
 	}
 	if len(cfg.StopSequences) > 0 {
-		p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: slices.Clone(cfg.StopSequences)}
+		p.Stop = slices.Clone(cfg.StopSequences)
 	}
 	if cfg.Seed != nil {
-		p.Seed = openai.Int(int64(*cfg.Seed))
+		p.Seed = new(int64(*cfg.Seed))
 	}
 	if cfg.ResponseMIMEType == "application/json" {
 		var schema map[string]any
@@ -343,11 +312,9 @@ func (o *OpenAI) applyGeneration(p *openai.ChatCompletionNewParams, cfg *genai.G
 			schema = oaiSchema(cfg.ResponseSchema)
 		}
 		if schema != nil {
-			p.ResponseFormat.OfJSONSchema = &openai.ResponseFormatJSONSchemaParam{
-				JSONSchema: openai.ResponseFormatJSONSchemaJSONSchemaParam{Name: "response", Schema: schema},
-			}
+			p.ResponseFormat = &chatapi.ResponseFormat{Type: "json_schema", JSONSchema: &chatapi.JSONSchema{Name: "response", Schema: schema}}
 		} else {
-			p.ResponseFormat.OfJSONObject = &openai.ResponseFormatJSONObjectParam{}
+			p.ResponseFormat = &chatapi.ResponseFormat{Type: "json_object"}
 		}
 	}
 	return nil
@@ -416,9 +383,9 @@ func (t *oaiCallIDs) answered(id, name, fallback string) string {
 }
 
 // oaiMessages converts the conversation into Chat Completions messages.
-func oaiMessages(contents []*genai.Content) ([]openai.ChatCompletionMessageParamUnion, error) {
+func oaiMessages(contents []*genai.Content) ([]chatapi.Message, error) {
 	var (
-		msgs []openai.ChatCompletionMessageParamUnion
+		msgs []chatapi.Message
 		ids  oaiCallIDs
 	)
 	for ci, c := range contents {
@@ -431,7 +398,7 @@ func oaiMessages(contents []*genai.Content) ([]openai.ChatCompletionMessageParam
 				return nil, err
 			}
 			if m != nil {
-				msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfAssistant: m})
+				msgs = append(msgs, *m)
 			}
 			continue
 		}
@@ -450,10 +417,10 @@ func oaiGeneratedCallID(content, part int) string {
 	return fmt.Sprintf("call_agentry_%d_%d", content, part)
 }
 
-func oaiAssistantMessage(ci int, c *genai.Content, ids *oaiCallIDs) (*openai.ChatCompletionAssistantMessageParam, error) {
+func oaiAssistantMessage(ci int, c *genai.Content, ids *oaiCallIDs) (*chatapi.Message, error) {
 	var (
 		text  strings.Builder
-		calls []openai.ChatCompletionMessageToolCallUnionParam
+		calls []chatapi.ToolCall
 	)
 	for pi, p := range c.Parts {
 		switch {
@@ -475,10 +442,11 @@ func oaiAssistantMessage(ci int, c *genai.Content, ids *oaiCallIDs) (*openai.Cha
 			if err != nil {
 				return nil, fmt.Errorf("arguments of call to %q: %w", fc.Name, err)
 			}
-			calls = append(calls, openai.ChatCompletionMessageToolCallUnionParam{OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+			calls = append(calls, chatapi.ToolCall{
 				ID:       id,
-				Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: fc.Name, Arguments: string(b)},
-			}})
+				Type:     "function",
+				Function: chatapi.FunctionCall{Name: fc.Name, Arguments: string(b)},
+			})
 		case p.Text != "":
 			// A model turn's text parts are pieces of one answer (Gemini
 			// splits text around thought signatures), so they join with
@@ -489,34 +457,32 @@ func oaiAssistantMessage(ci int, c *genai.Content, ids *oaiCallIDs) (*openai.Cha
 	if text.Len() == 0 && len(calls) == 0 {
 		return nil, nil
 	}
-	m := &openai.ChatCompletionAssistantMessageParam{ToolCalls: calls}
+	m := &chatapi.Message{Role: chatapi.RoleAssistant, ToolCalls: calls}
 	if text.Len() > 0 {
-		m.Content.OfString = openai.String(text.String())
+		m.Content = chatapi.TextContent(text.String())
 	}
 	return m, nil
 }
 
-func oaiUserMessages(ci int, c *genai.Content, ids *oaiCallIDs) ([]openai.ChatCompletionMessageParamUnion, error) {
+func oaiUserMessages(ci int, c *genai.Content, ids *oaiCallIDs) ([]chatapi.Message, error) {
 	var (
-		msgs     []openai.ChatCompletionMessageParamUnion
-		parts    []openai.ChatCompletionContentPartUnionParam
+		msgs     []chatapi.Message
+		parts    []chatapi.ContentPart
 		texts    []string
 		hasImage bool
 	)
 	addText := func(s string) {
 		texts = append(texts, s)
-		parts = append(parts, openai.TextContentPart(s))
+		parts = append(parts, chatapi.ContentPart{Text: s})
 	}
 	addMedia := func(mime string, data []byte, uri string) {
 		switch {
 		case strings.HasPrefix(mime, "image/") && data != nil:
 			hasImage = true
-			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{
-				URL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data),
-			}))
+			parts = append(parts, chatapi.ContentPart{ImageURL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)})
 		case strings.HasPrefix(mime, "image/") && (strings.HasPrefix(uri, "https://") || strings.HasPrefix(uri, "http://")):
 			hasImage = true
-			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: uri}))
+			parts = append(parts, chatapi.ContentPart{ImageURL: uri})
 		default:
 			if mime == "" {
 				mime = "media"
@@ -538,10 +504,7 @@ func oaiUserMessages(ci int, c *genai.Content, ids *oaiCallIDs) ([]openai.ChatCo
 			if err != nil {
 				return nil, fmt.Errorf("response of %q: %w", fr.Name, err)
 			}
-			msgs = append(msgs, openai.ChatCompletionMessageParamUnion{OfTool: &openai.ChatCompletionToolMessageParam{
-				ToolCallID: id,
-				Content:    openai.ChatCompletionToolMessageParamContentUnion{OfString: openai.String(string(b))},
-			}})
+			msgs = append(msgs, chatapi.Message{Role: chatapi.RoleTool, ToolCallID: id, Content: chatapi.TextContent(string(b))})
 			// Tool messages carry text only; media a tool returned rides in
 			// the user message that follows them.
 			for _, fp := range fr.Parts {
@@ -564,24 +527,24 @@ func oaiUserMessages(ci int, c *genai.Content, ids *oaiCallIDs) ([]openai.ChatCo
 	if len(parts) == 0 {
 		return msgs, nil
 	}
-	user := &openai.ChatCompletionUserMessageParam{}
+	user := chatapi.Message{Role: chatapi.RoleUser}
 	if hasImage {
-		user.Content.OfArrayOfContentParts = parts
+		user.Content = &chatapi.Content{Parts: parts}
 	} else {
 		// A plain string is the form every server accepts.
-		user.Content.OfString = openai.String(strings.Join(texts, "\n"))
+		user.Content = chatapi.TextContent(strings.Join(texts, "\n"))
 	}
-	return append(msgs, openai.ChatCompletionMessageParamUnion{OfUser: user}), nil
+	return append(msgs, user), nil
 }
 
 // oaiTools converts the function declarations in tools, keeping only the
 // allowed ones when fcc names some.
-func oaiTools(tools []*genai.Tool, fcc *genai.FunctionCallingConfig) ([]openai.ChatCompletionToolUnionParam, error) {
+func oaiTools(tools []*genai.Tool, fcc *genai.FunctionCallingConfig) ([]chatapi.Tool, error) {
 	var allowed []string
 	if fcc != nil && fcc.Mode != genai.FunctionCallingConfigModeNone {
 		allowed = fcc.AllowedFunctionNames
 	}
-	var out []openai.ChatCompletionToolUnionParam
+	var out []chatapi.Tool
 	for _, t := range tools {
 		if t == nil {
 			continue
@@ -594,11 +557,7 @@ func oaiTools(tools []*genai.Tool, fcc *genai.FunctionCallingConfig) ([]openai.C
 			if err != nil {
 				return nil, err
 			}
-			def := openai.FunctionDefinitionParam{Name: fd.Name, Parameters: params}
-			if fd.Description != "" {
-				def.Description = openai.String(fd.Description)
-			}
-			out = append(out, openai.ChatCompletionToolUnionParam{OfFunction: &openai.ChatCompletionFunctionToolParam{Function: def}})
+			out = append(out, chatapi.Tool{Type: "function", Function: chatapi.Function{Name: fd.Name, Description: fd.Description, Parameters: params}})
 		}
 	}
 	return out, nil
@@ -719,22 +678,20 @@ func oaiSchema(s *genai.Schema) map[string]any {
 	return m
 }
 
-func oaiToolChoice(fcc *genai.FunctionCallingConfig) openai.ChatCompletionToolChoiceOptionUnionParam {
+func oaiToolChoice(fcc *genai.FunctionCallingConfig) *chatapi.ToolChoice {
 	switch fcc.Mode {
 	case genai.FunctionCallingConfigModeNone:
-		return openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("none")}
+		return &chatapi.ToolChoice{Mode: "none"}
 	case genai.FunctionCallingConfigModeAny:
 		if len(fcc.AllowedFunctionNames) == 1 {
-			return openai.ChatCompletionToolChoiceOptionUnionParam{OfFunctionToolChoice: &openai.ChatCompletionNamedToolChoiceParam{
-				Function: openai.ChatCompletionNamedToolChoiceFunctionParam{Name: fcc.AllowedFunctionNames[0]},
-			}}
+			return &chatapi.ToolChoice{Function: fcc.AllowedFunctionNames[0]}
 		}
-		return openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("required")}
+		return &chatapi.ToolChoice{Mode: "required"}
 	case genai.FunctionCallingConfigModeAuto, genai.FunctionCallingConfigModeValidated:
-		return openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String("auto")}
+		return &chatapi.ToolChoice{Mode: "auto"}
 	default:
 		// Unspecified: leave the server's default, which is auto with tools.
-		return openai.ChatCompletionToolChoiceOptionUnionParam{}
+		return nil
 	}
 }
 
@@ -758,7 +715,7 @@ func oaiFinishReason(r string) genai.FinishReason {
 // oaiUsage maps usage onto genai's. OpenAI counts reasoning tokens inside
 // completion_tokens while Gemini counts thoughts apart from candidates, so
 // they are moved across to keep Gemini's sum prompt+candidates+thoughts.
-func oaiUsage(u *openai.CompletionUsage) *genai.GenerateContentResponseUsageMetadata {
+func oaiUsage(u *chatapi.Usage) *genai.GenerateContentResponseUsageMetadata {
 	thoughts := u.CompletionTokensDetails.ReasoningTokens
 	return &genai.GenerateContentResponseUsageMetadata{
 		PromptTokenCount:        oaiInt32(u.PromptTokens),
@@ -769,23 +726,8 @@ func oaiUsage(u *openai.CompletionUsage) *genai.GenerateContentResponseUsageMeta
 	}
 }
 
-func oaiInt32(n int64) int32 {
+func oaiInt32(n chatapi.Int) int32 {
 	return int32(min(max(n, 0), math.MaxInt32))
-}
-
-// oaiReasoning returns the reasoning text that vLLM and llama.cpp
-// (reasoning_content) or Ollama and OpenRouter (reasoning) add to a message
-// or delta; the SDK keeps such fields only as raw JSON.
-func oaiReasoning(extra map[string]respjson.Field) string {
-	for _, key := range []string{"reasoning_content", "reasoning"} {
-		// Unknown fields are never Valid in the SDK's eyes, so go by the
-		// raw text: a JSON string is the reasoning, null or absent is none.
-		var s string
-		if raw := extra[key].Raw(); raw != "" && json.Unmarshal([]byte(raw), &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
 }
 
 // oaiCallArgs decodes a tool call's accumulated argument text.
@@ -824,10 +766,10 @@ func oaiCandidate(version, id string, parts ...*genai.Part) *genai.GenerateConte
 }
 
 // oaiResponse converts a non-streaming completion.
-func oaiResponse(res *openai.ChatCompletion) (*genai.GenerateContentResponse, error) {
-	out := oaiCandidate(res.Model, res.ID)
-	if res.JSON.Usage.Valid() {
-		out.UsageMetadata = oaiUsage(&res.Usage)
+func oaiResponse(res *chatapi.Completion) (*genai.GenerateContentResponse, error) {
+	out := oaiCandidate(string(res.Model), string(res.ID))
+	if res.Usage != nil {
+		out.UsageMetadata = oaiUsage(res.Usage)
 	}
 	if len(res.Choices) == 0 {
 		return out, nil
@@ -835,38 +777,39 @@ func oaiResponse(res *openai.ChatCompletion) (*genai.GenerateContentResponse, er
 	ch := &res.Choices[0]
 	msg := &ch.Message
 	var parts []*genai.Part
-	if r := oaiReasoning(msg.JSON.ExtraFields); r != "" {
+	if r := msg.ReasoningText(); r != "" {
 		parts = append(parts, &genai.Part{Text: r, Thought: true})
 	}
 	if msg.Content != "" {
-		parts = append(parts, &genai.Part{Text: msg.Content})
+		parts = append(parts, &genai.Part{Text: string(msg.Content)})
 	}
 	if msg.Refusal != "" {
-		parts = append(parts, &genai.Part{Text: msg.Refusal})
+		parts = append(parts, &genai.Part{Text: string(msg.Refusal)})
 	}
 	for _, tc := range msg.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
 			continue // custom tools are never declared by agentry
 		}
-		if tc.Function.Name == "" {
+		name := string(tc.Function.Name)
+		if name == "" {
 			return nil, fmt.Errorf("%w: tool call %q has no name", ErrMalformedToolCall, tc.ID)
 		}
-		args, err := oaiCallArgs(tc.Function.Name, tc.Function.Arguments)
+		args, err := oaiCallArgs(name, string(tc.Function.Arguments))
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: tc.ID, Name: tc.Function.Name, Args: args}})
+		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{ID: string(tc.ID), Name: name, Args: args}})
 	}
-	//lint:ignore SA1019 older OpenAI-compatible servers still answer with function_call
-	if fc := msg.FunctionCall; fc.Name != "" {
-		args, err := oaiCallArgs(fc.Name, fc.Arguments)
+	// Older OpenAI-compatible servers still answer with function_call.
+	if fc := msg.FunctionCall; fc != nil && fc.Name != "" {
+		args, err := oaiCallArgs(string(fc.Name), string(fc.Arguments))
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: fc.Name, Args: args}})
+		parts = append(parts, &genai.Part{FunctionCall: &genai.FunctionCall{Name: string(fc.Name), Args: args}})
 	}
 	out.Candidates[0].Content.Parts = parts
-	out.Candidates[0].FinishReason = oaiFinishReason(ch.FinishReason)
+	out.Candidates[0].FinishReason = oaiFinishReason(string(ch.FinishReason))
 	return out, nil
 }
 
@@ -890,15 +833,15 @@ type oaiToolCall struct {
 // legacyCallIndex keys the deprecated single function_call delta.
 const legacyCallIndex = -1
 
-func (s *oaiStream) add(c *openai.ChatCompletionChunk) ([]*genai.GenerateContentResponse, error) {
+func (s *oaiStream) add(c *chatapi.Chunk) ([]*genai.GenerateContentResponse, error) {
 	if c.Model != "" {
-		s.version = c.Model
+		s.version = string(c.Model)
 	}
 	if c.ID != "" {
-		s.id = c.ID
+		s.id = string(c.ID)
 	}
-	if c.JSON.Usage.Valid() {
-		s.usage = oaiUsage(&c.Usage)
+	if c.Usage != nil {
+		s.usage = oaiUsage(c.Usage)
 	}
 	var out []*genai.GenerateContentResponse
 	for i := range c.Choices {
@@ -907,21 +850,21 @@ func (s *oaiStream) add(c *openai.ChatCompletionChunk) ([]*genai.GenerateContent
 			continue // only one choice is requested
 		}
 		d := &ch.Delta
-		if r := oaiReasoning(d.JSON.ExtraFields); r != "" {
+		if r := d.ReasoningText(); r != "" {
 			out = append(out, oaiCandidate(s.version, s.id, &genai.Part{Text: r, Thought: true}))
 		}
 		if d.Content != "" {
-			out = append(out, oaiCandidate(s.version, s.id, &genai.Part{Text: d.Content}))
+			out = append(out, oaiCandidate(s.version, s.id, &genai.Part{Text: string(d.Content)}))
 		}
 		if d.Refusal != "" {
-			out = append(out, oaiCandidate(s.version, s.id, &genai.Part{Text: d.Refusal}))
+			out = append(out, oaiCandidate(s.version, s.id, &genai.Part{Text: string(d.Refusal)}))
 		}
 		for _, tc := range d.ToolCalls {
-			s.addCall(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments)
+			s.addCall(int64(tc.Index), string(tc.ID), string(tc.Function.Name), string(tc.Function.Arguments))
 		}
-		//lint:ignore SA1019 older OpenAI-compatible servers still stream function_call
-		if fc := d.FunctionCall; fc.Name != "" || fc.Arguments != "" {
-			s.addCall(legacyCallIndex, "", fc.Name, fc.Arguments)
+		// Older OpenAI-compatible servers still stream function_call.
+		if fc := d.FunctionCall; fc != nil && (fc.Name != "" || fc.Arguments != "") {
+			s.addCall(legacyCallIndex, "", string(fc.Name), string(fc.Arguments))
 		}
 		if ch.FinishReason != "" {
 			parts, err := s.flushCalls()
@@ -929,7 +872,7 @@ func (s *oaiStream) add(c *openai.ChatCompletionChunk) ([]*genai.GenerateContent
 				return out, err
 			}
 			r := oaiCandidate(s.version, s.id, parts...)
-			r.Candidates[0].FinishReason = oaiFinishReason(ch.FinishReason)
+			r.Candidates[0].FinishReason = oaiFinishReason(string(ch.FinishReason))
 			out = append(out, r)
 		}
 	}

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/openai/openai-go/v3"
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/internal/version"
+	"github.com/agentry-dev/agentry/runtime/llm/chatapi"
 )
 
 // oaiFake is a Chat Completions server: it records every request and answers
@@ -701,14 +703,14 @@ func TestOpenAIHTTPErrors(t *testing.T) {
 					_, err = b.GenerateContent(t.Context(), "m", oaiUserText("q"), nil)
 				}
 				t.Logf("error: %v", err)
-				var apiErr *openai.Error
+				var apiErr *chatapi.Error
 				if !errors.As(err, &apiErr) {
-					t.Fatalf("err = %v (%T), want *openai.Error in the chain", err, err)
+					t.Fatalf("err = %v (%T), want *chatapi.Error in the chain", err, err)
 				}
 				if apiErr.StatusCode != tt.status {
 					t.Errorf("StatusCode = %d, want %d", apiErr.StatusCode, tt.status)
 				}
-				if got := apiErr.Response.Header.Get("Retry-After"); got != tt.retryAfter {
+				if got := apiErr.Header.Get("Retry-After"); got != tt.retryAfter {
 					t.Errorf("Retry-After = %q, want %q", got, tt.retryAfter)
 				}
 				for _, want := range []string{`"m"`, f.srv.URL + "/v1", tt.wantText} {
@@ -717,7 +719,7 @@ func TestOpenAIHTTPErrors(t *testing.T) {
 					}
 				}
 				if n := len(f.requests()); n != 1 {
-					t.Errorf("server saw %d requests, want 1 (no SDK retries)", n)
+					t.Errorf("server saw %d requests, want 1 (no client retries)", n)
 				}
 			})
 		}
@@ -861,6 +863,25 @@ func TestOpenAIAuth(t *testing.T) {
 				t.Errorf("Authorization = %q, want %q", got, want)
 			}
 		})
+	}
+}
+
+func TestOpenAIUserAgent(t *testing.T) {
+	for _, tt := range []struct{ configured, want string }{
+		{"", version.UserAgent()},
+		{"my-gateway-client/2", "my-gateway-client/2"},
+	} {
+		_, f := newOAIFake(t, oaiSSE(oaiFinish("stop")))
+		b, err := NewOpenAI(OpenAIConfig{BaseURL: f.srv.URL + "/v1", HTTPClient: f.srv.Client(), UserAgent: tt.configured})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := oaiCollect(t, b.GenerateContentStream(t.Context(), "m", oaiUserText("q"), nil)); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.only().header.Get("User-Agent"); got != tt.want {
+			t.Errorf("UserAgent %q: sent User-Agent %q, want %q", tt.configured, got, tt.want)
+		}
 	}
 }
 
