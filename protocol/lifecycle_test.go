@@ -365,3 +365,59 @@ func TestIdleContextReopensInItsWorkspace(t *testing.T) {
 		t.Fatalf("the reopened context did not work in %s: %q %v", sub, b, err)
 	}
 }
+
+// TestCancelJustParkedTask: a CancelTask that arrives after a blocking
+// SendMessage answered input-required but before the execution that parked
+// the run has ended (here held in its push notification of the state
+// change) still cancels the task, and answers with its canceled state.
+func TestCancelJustParkedTask(t *testing.T) {
+	release := make(chan struct{})
+	sender := pushFunc(func(ctx context.Context, _ *a2a.PushConfig, ev a2a.Event) error {
+		if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && u.Status.State == a2a.TaskStateInputRequired {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}
+		return nil
+	})
+	h := newHarness(t, []string{callTurn("", "write_file", map[string]any{"file_path": "a.txt", "content": "x"})},
+		func(c *protocol.Config, _ *config.Settings) { c.PushSender = sender })
+	c := h.plainClient("jsonrpc")
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: userMessage("write", ""),
+		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: "https://hooks.example.com/a2a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("send: %v", res)
+	}
+	type result struct {
+		task *a2a.Task
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		got, err := c.CancelTask(t.Context(), &a2a.CancelTaskRequest{ID: task.ID})
+		done <- result{got, err}
+	}()
+	// Give the cancel time to reach the server while the parking
+	// execution is held; whatever the timing, the answer must be the same.
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	r := <-done
+	if r.err != nil || r.task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("cancel: %v %v", r.task, r.err)
+	}
+	if _, err := os.Stat(filepath.Join(h.settings.Workspace, "a.txt")); err == nil {
+		t.Fatal("the declined write ran")
+	}
+}
+
+// pushFunc is a push.Sender.
+type pushFunc func(ctx context.Context, c *a2a.PushConfig, ev a2a.Event) error
+
+func (f pushFunc) SendPush(ctx context.Context, c *a2a.PushConfig, ev a2a.Event) error {
+	return f(ctx, c, ev)
+}

@@ -285,6 +285,31 @@ func (t *liveTask) publish(evs ...a2a.Event) {
 	t.signal()
 }
 
+// settleParking waits, with t.mu held, for the execution that parked the
+// run on a confirmation to end: it publishes input-required before it
+// ends, and a quick client may answer or cancel in between. Deciding
+// then would see a run both parked and running.
+func (t *liveTask) settleParking() {
+	if !t.running || t.waiting == nil {
+		return
+	}
+	w := t.watch()
+	defer t.unwatchLocked(w)
+	// The execution ends right after its last event; the bound only
+	// keeps a broken run from holding the caller.
+	deadline := time.After(5 * time.Second)
+	for t.running && t.waiting != nil {
+		t.mu.Unlock()
+		select {
+		case <-w:
+			t.mu.Lock()
+		case <-deadline:
+			t.mu.Lock()
+			return
+		}
+	}
+}
+
 // signal wakes every watcher; t.mu is held.
 func (t *liveTask) signal() {
 	for _, w := range t.watchers {
@@ -405,6 +430,7 @@ func (h handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		return s.cancelStored(ctx, req.ID)
 	}
 	t.mu.Lock()
+	t.settleParking()
 	ap, from, c := t.waiting, len(t.log), t.c
 	t.waiting, t.accepted = nil, nil
 	parked := !t.running && ap != nil
@@ -593,24 +619,7 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 		return nil, 0, finishedTask(m.TaskID, st.Task)
 	}
 	t.mu.Lock()
-	// The execution that parked the run publishes input-required before
-	// it ends; a quick client may answer in between.
-	if t.running && t.waiting != nil {
-		w := t.watch()
-		deadline := time.After(5 * time.Second)
-	wait:
-		for t.running && t.waiting != nil {
-			t.mu.Unlock()
-			select {
-			case <-w:
-				t.mu.Lock()
-			case <-deadline:
-				t.mu.Lock()
-				break wait
-			}
-		}
-		t.unwatchLocked(w)
-	}
+	t.settleParking()
 	ap, ans := t.waiting, t.accepted
 	if ap == nil || ans == nil || t.running {
 		t.mu.Unlock()
