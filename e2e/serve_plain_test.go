@@ -86,20 +86,8 @@ func TestServeA2AJSPlain(t *testing.T) {
 				[]map[string]any{text("Done.")},
 			)
 			srv := e.serve("--port", "0", "-w", e.ws, "-m", "replay:"+replay)
-			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-			defer cancel()
-			c := exec.CommandContext(ctx, node, filepath.Join(repoRoot, "e2e", "testdata", "a2a-js", "plain.mjs"), srv.url, binding)
-			c.Dir = e.ws
-			c.Env = append([]string{"HOME=" + e.home, "AGENTRY_A2A_TOKEN=" + token, "AGENTRY_TEST_A2A_JS=" + modules}, e.vars...)
-			var stdout, stderr bytes.Buffer
-			c.Stdout, c.Stderr = &stdout, &stderr
-			if err := c.Run(); err != nil {
-				t.Fatalf("node client: %v\nstdout:\n%s\nstderr:\n%s\nserver stderr:\n%s", err, stdout.String(), stderr.String(), srv.errText())
-			}
 			var got jsPlain
-			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-				t.Fatalf("node client printed no JSON summary: %v\n%s", err, stdout.String())
-			}
+			e.runA2AJS(node, modules, token, srv, "plain.mjs", binding, &got)
 			t.Logf("@a2a-js/sdk %s over %s", got.SDKVersion, got.Transport)
 			if got.Transport != binding+" 1.0" {
 				t.Errorf("the SDK chose %q, want %s 1.0", got.Transport, binding)

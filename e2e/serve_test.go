@@ -136,6 +136,26 @@ func a2aJSModules(t *testing.T) string {
 	return dir
 }
 
+// runA2AJS runs the Node script testdata/a2a-js/<script> against srv
+// with arg and decodes the JSON summary it prints into out.
+func (e *env) runA2AJS(node, modules, token string, srv *serveProc, script, arg string, out any) {
+	t := e.t
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, node, filepath.Join(repoRoot, "e2e", "testdata", "a2a-js", script), srv.url, arg)
+	c.Dir = e.ws
+	c.Env = append([]string{"HOME=" + e.home, "AGENTRY_A2A_TOKEN=" + token, "AGENTRY_TEST_A2A_JS=" + modules}, e.vars...)
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("node client: %v\nstdout:\n%s\nstderr:\n%s\nserver stderr:\n%s", err, stdout.String(), stderr.String(), srv.errText())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("node client printed no JSON summary: %v\n%s", err, stdout.String())
+	}
+}
+
 // jsStream is the Node client's summary of one stream.
 type jsStream struct {
 	Events     []string `json:"events"`
@@ -204,20 +224,8 @@ func TestServeA2AJSClient(t *testing.T) {
 		t.Errorf("stderr does not name the token's source:\n%s", srv.errText())
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	c := exec.CommandContext(ctx, node, filepath.Join(repoRoot, "e2e", "testdata", "a2a-js", "client.mjs"), srv.url, e.ws)
-	c.Dir = e.ws
-	c.Env = append([]string{"HOME=" + e.home, "AGENTRY_A2A_TOKEN=" + token, "AGENTRY_TEST_A2A_JS=" + modules}, e.vars...)
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := c.Run(); err != nil {
-		t.Fatalf("node client: %v\nstdout:\n%s\nstderr:\n%s\nserver stderr:\n%s", err, stdout.String(), stderr.String(), srv.errText())
-	}
 	var got jsSummary
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("node client printed no JSON summary: %v\n%s", err, stdout.String())
-	}
+	e.runA2AJS(node, modules, token, srv, "client.mjs", e.ws, &got)
 	t.Logf("@a2a-js/sdk %s over %s", got.SDKVersion, got.Transport)
 
 	if got.Card.Status != http.StatusOK || got.Card.SentAuthorization || got.Card.Name != "agentry" || !got.Card.Streaming {
