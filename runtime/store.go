@@ -148,15 +148,10 @@ func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, er
 			if sum.Prompts+sum.Replies == 0 && !ev.Timestamp.IsZero() {
 				sum.Created = ev.Timestamp
 			}
-			switch {
-			case ev.Author != "user":
+			if ev.Author != "user" {
 				sum.Replies++
-			case promptText(ev.Content) != "":
-				if sum.Prompts == 0 {
-					sum.FirstPrompt = promptText(ev.Content)
-				}
-				sum.Prompts++
-				sum.LastPromptAt = ev.Timestamp
+			} else {
+				sum.AddUserEvent(ev.Timestamp, ev.Content)
 			}
 		}
 		out = append(out, sum)

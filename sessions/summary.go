@@ -97,13 +97,7 @@ func (s *Store) Summaries(ctx context.Context, appName, userID string) ([]Summar
 			rows.Close()
 			return nil, fmt.Errorf("sessions: summaries: event of %s: %w", id, err)
 		}
-		if text := promptText(ev.Content); text != "" {
-			if sum.Prompts == 0 {
-				sum.FirstPrompt = text
-			}
-			sum.Prompts++
-			sum.LastPromptAt = time.UnixMicro(at)
-		}
+		sum.AddUserEvent(time.UnixMicro(at), ev.Content)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -141,6 +135,22 @@ func (s *Store) Summaries(ctx context.Context, appName, userID string) ([]Summar
 		res[i] = *sum
 	}
 	return res, nil
+}
+
+// AddUserEvent counts an event the user authored, at time at: one with
+// text is a prompt (state-only events hold none). Summaries calls it for
+// each stored user event, in order; a listing over another session
+// service calls it the same way.
+func (s *Summary) AddUserEvent(at time.Time, c *genai.Content) {
+	text := promptText(c)
+	if text == "" {
+		return
+	}
+	if s.Prompts == 0 {
+		s.FirstPrompt = text
+	}
+	s.Prompts++
+	s.LastPromptAt = at
 }
 
 // promptText is the text of a user content: its text parts, one a line;
