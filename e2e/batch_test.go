@@ -356,7 +356,7 @@ func TestBatchAgent(t *testing.T) {
 	)
 	r := e.run("", "batch", "-c", "1", "-m", "replay:"+replay, in)
 	if r.code != 1 {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+		t.Errorf("exit %d, want 1", r.code)
 	}
 	got := results(t, r.stdout)
 	a := got["a"]
@@ -472,5 +472,67 @@ func TestBatchRetryFailed(t *testing.T) {
 		if l != "" && !strings.Contains(l, `"id":"b"`) && !strings.Contains(string(final), l) {
 			t.Errorf("the line %q was rewritten", l)
 		}
+	}
+}
+
+// TestBatchWorkspaceConfinedToW: a line's workspace must lie inside -w,
+// symlinks resolved. "../evil", an absolute path and a symlink inside -w
+// leading out are refused, each line naming itself and the path, and the
+// hooks of the workspace they name never run, --trust-workspace or not;
+// a subdirectory of -w (its hooks included) still works, and so do the
+// other lines.
+func TestBatchWorkspaceConfinedToW(t *testing.T) {
+	e := newEnv(t)
+	parent := t.TempDir()
+	w := filepath.Join(parent, "w")
+	evil := filepath.Join(parent, "evil")
+	markers := t.TempDir()
+	hooked := func(dir, marker string) {
+		settings := map[string]any{"hooks": map[string]any{"SessionStart": []any{map[string]any{
+			"hooks": []any{map[string]any{"type": "command", "command": "touch " + filepath.Join(markers, marker)}},
+		}}}}
+		data, _ := json.Marshal(settings)
+		e.writeFile(filepath.Join(dir, ".agentry", "settings.json"), string(data))
+	}
+	hooked(evil, "evil-hook-ran")
+	hooked(filepath.Join(w, "sub"), "sub-hook-ran")
+	if err := os.Symlink(evil, filepath.Join(w, "out")); err != nil {
+		t.Fatal(err)
+	}
+	replay := e.replayFile([]map[string]any{text("ok")})
+	line := func(id, ws string) string {
+		b, _ := json.Marshal(map[string]string{"id": id, "prompt": "p", "workspace": ws})
+		return string(b)
+	}
+	r := e.run("", "batch", "-m", "replay:"+replay, "-w", w, "--trust-workspace", "-c", "1", e.batchInput(
+		line("up", "../evil"),
+		line("abs", evil),
+		line("link", "out"),
+		line("linkdeep", "out/.agentry/.."),
+		line("sub", "sub"),
+		request("plain", "p", ""),
+	))
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	got := results(t, r.stdout)
+	for n, tc := range []struct{ id, ws string }{{"up", "../evil"}, {"abs", evil}, {"link", "out"}, {"linkdeep", "out/.agentry/.."}} {
+		errObj, _ := got[tc.id]["error"].(map[string]any)
+		msg, _ := errObj["message"].(string)
+		want := fmt.Sprintf("line %d: workspace %q", n+1, tc.ws)
+		if got[tc.id]["status"] != "error" || errObj["exit_code"] != 42.0 || !strings.HasPrefix(msg, want) || !strings.Contains(msg, w) {
+			t.Errorf("%s: %v, want an input error starting %q and naming -w", tc.id, got[tc.id], want)
+		}
+	}
+	for _, id := range []string{"sub", "plain"} {
+		if got[id]["status"] != "success" {
+			t.Errorf("%s: %v", id, got[id])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(markers, "evil-hook-ran")); !os.IsNotExist(err) {
+		t.Errorf("a hook of a workspace outside -w ran (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(markers, "sub-hook-ran")); err != nil {
+		t.Errorf("the hook of a trusted workspace inside -w did not run: %v\n%s", err, r.stderr)
 	}
 }

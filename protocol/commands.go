@@ -303,9 +303,13 @@ func runToolsList(_ context.Context, _ *Server, c *convo, _ string, out func(str
 	return nil
 }
 
-// edit is a file edit the conversation made, from its tool responses.
+// fileEdit is a file edit the conversation made, from its tool responses.
 type fileEdit struct {
 	callID, path, before, after string
+	// created is set when the edit created the file, as its tool
+	// reported (isNewFile); an empty before alone does not say so, since
+	// the file may have existed empty.
+	created bool
 }
 
 func editsOf(c *convo) []fileEdit {
@@ -318,7 +322,11 @@ func editsOf(c *convo) []fileEdit {
 		if d == nil || d.Result == nil || d.Result.Type != "diff" {
 			continue
 		}
-		out = append(out, fileEdit{callID: ev.ToolResponse.RequestID, path: d.Result.Path, before: d.Result.BeforeText, after: d.Result.AfterText})
+		// A response without isNewFile (another tool's diff) is restored
+		// to its content, never removed: removing could lose a file.
+		created, _ := ev.ToolResponse.Data["isNewFile"].(bool)
+		out = append(out, fileEdit{callID: ev.ToolResponse.RequestID, path: d.Result.Path,
+			before: d.Result.BeforeText, after: d.Result.AfterText, created: created && d.Result.BeforeText == ""})
 	}
 	return out
 }
@@ -356,7 +364,7 @@ func runRestore(_ context.Context, _ *Server, c *convo, args string, out func(st
 		if string(cur) != e.after {
 			return fmt.Errorf("restore %s: the file changed after edit %s; it was left as it is", e.path, e.callID)
 		}
-		if e.before == "" {
+		if e.created {
 			if err := os.Remove(e.path); err != nil {
 				return fmt.Errorf("restore %s: %w", e.path, err)
 			}

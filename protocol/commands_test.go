@@ -154,6 +154,47 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// TestRestoreKeepsEmptyFile: /restore of an edit to a file that was
+// empty before leaves the file there, empty; of an edit that created a
+// file, removes it.
+func TestRestoreKeepsEmptyFile(t *testing.T) {
+	h := newHarness(t, []string{
+		callTurn("", "write_file", map[string]any{"file_path": "empty.txt", "content": "new\n"}),
+		callTurn("", "write_file", map[string]any{"file_path": "created.txt", "content": "made\n"}),
+		textTurn("Wrote them."),
+	}, yolo)
+	empty := filepath.Join(h.settings.Workspace, "empty.txt")
+	created := filepath.Join(h.settings.Workspace, "created.txt")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, h.client("jsonrpc"), userMessage("write the files", ""))
+	ctxID := evs[0].(*a2a.Task).ContextID
+	calls := map[string]string{} // path → tool call id
+	for _, ev := range evs {
+		if e, ok := ev.(*a2a.TaskStatusUpdateEvent); ok {
+			if tc := toolCallOf(e); tc != nil && tc.Output != nil && tc.Output.Diff != nil {
+				calls[filepath.Base(tc.Output.Diff.FilePath)] = tc.ToolCallID
+			}
+		}
+	}
+	if calls["empty.txt"] == "" || calls["created.txt"] == "" {
+		t.Fatalf("edits seen: %v", calls)
+	}
+	if _, events, text := h.execute([]string{"restore"}, calls["empty.txt"], ctxID); !strings.HasSuffix(events, "completed") || !strings.Contains(text, "Restored") {
+		t.Fatalf("restore of empty.txt: %s %q", events, text)
+	}
+	if b, err := os.ReadFile(empty); err != nil || len(b) != 0 {
+		t.Errorf("empty.txt after restore: %q, %v; want it there and empty", b, err)
+	}
+	if _, events, text := h.execute([]string{"restore"}, calls["created.txt"], ctxID); !strings.HasSuffix(events, "completed") || !strings.Contains(text, "Removed") {
+		t.Fatalf("restore of created.txt: %s %q", events, text)
+	}
+	if _, err := os.Lstat(created); !os.IsNotExist(err) {
+		t.Errorf("created.txt after restore: %v; want it removed", err)
+	}
+}
+
 // TestDuplicateConfirmation: once a call is answered, a repeat of its
 // confirmation is refused as a duplicate while the task waits for its
 // next call.

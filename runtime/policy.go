@@ -190,6 +190,18 @@ func (p *Policy) AllowAlways(tool string, args map[string]any) {
 // Decide returns the decision for calling t with args, and for Deny the
 // message the model receives.
 func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
+	if p.mode != config.ApprovalYolo {
+		// Writing a file that configures commands run without a further
+		// approval (.git/config, hooks, settings, .env) would turn an
+		// edit into a command: only a human or yolo allows it, whatever
+		// the mode and the allow rules (an "always" answer included).
+		if _, _, ok := protectedTarget(t, args); ok {
+			if p.mode == config.ApprovalPlan {
+				return Deny, planDenied
+			}
+			return Ask, ""
+		}
+	}
 	if p.matchesRule(t.Name(), args) {
 		return Allow, ""
 	}
@@ -217,13 +229,40 @@ func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 	case kind.ReadOnly():
 		return Allow, ""
 	case p.mode == config.ApprovalPlan:
-		return Deny, "Tool execution denied by policy. You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked."
+		return Deny, planDenied
 	case p.mode == config.ApprovalYolo:
 		return Allow, ""
 	case p.mode == config.ApprovalAutoEdit && kind == tools.KindEdit:
-		return Allow, ""
+		// Only an edit that names the files it writes can be checked
+		// against the protected paths; any other asks.
+		if _, ok := t.(tools.FileWriter); ok {
+			return Allow, ""
+		}
 	}
 	return Ask, ""
+}
+
+// planDenied is the message of a call plan mode refuses.
+const planDenied = "Tool execution denied by policy. You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked."
+
+// protectedTarget returns the first protected path (tools.ProtectedPath)
+// a call of t would write, and why it is protected. A call whose paths do
+// not resolve writes nothing: it fails the same way when it runs.
+func protectedTarget(t tools.Tool, args map[string]any) (path, why string, ok bool) {
+	fw, isWriter := t.(tools.FileWriter)
+	if !isWriter {
+		return "", "", false
+	}
+	paths, err := fw.WritePaths(args)
+	if err != nil {
+		return "", "", false
+	}
+	for _, p := range paths {
+		if why, ok := tools.ProtectedPath(p); ok {
+			return p, why, true
+		}
+	}
+	return "", "", false
 }
 
 func (p *Policy) matchesRule(name string, args map[string]any) bool {
@@ -352,9 +391,14 @@ func (p *Policy) UnknownTools(known func(name string) bool) []string {
 // that has none: gemini-cli's sentence, which the model reads, then what
 // would let the call run — the flag, the approval mode or the setting.
 func needsConfirmation(t tools.Tool, args map[string]any) error {
+	hint := allowHint(t, args)
+	if path, why, ok := protectedTarget(t, args); ok {
+		hint = fmt.Sprintf("%s configures commands that run without further approval (%s), so writing it needs a human's confirmation in every approval mode but yolo, whatever the allowed tools. To allow it, run with --approval-mode yolo (-y).",
+			path, why)
+	}
 	//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
 	return fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode. %s",
-		t.DisplayName(), allowHint(t, args))
+		t.DisplayName(), hint)
 }
 
 // allowHint names what would allow a call that needs approval: an allow

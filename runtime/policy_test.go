@@ -10,29 +10,82 @@ import (
 func TestPolicyModes(t *testing.T) {
 	read := &fakeTool{name: "read_file", kind: tools.KindRead}
 	search := &fakeTool{name: "grep_search", kind: tools.KindSearch}
-	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
+	edit := &fakeWriter{fakeTool: fakeTool{name: "write_file", kind: tools.KindEdit}}
+	// An edit tool that does not name the files it writes cannot be
+	// checked against the protected paths: auto_edit asks.
+	opaque := &fakeTool{name: "patch", kind: tools.KindEdit}
 	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
 	// Rows follow gemini-cli's built-in policy files: read-only always
 	// runs; auto_edit adds edits; yolo runs all; plan runs only read-only.
 	tests := []struct {
 		mode string
-		tool *fakeTool
+		tool tools.Tool
 		want Decision
 	}{
 		{"default", read, Allow}, {"default", search, Allow}, {"default", edit, Ask}, {"default", shell, Ask},
-		{"auto_edit", read, Allow}, {"auto_edit", edit, Allow}, {"auto_edit", shell, Ask},
-		{"yolo", read, Allow}, {"yolo", edit, Allow}, {"yolo", shell, Allow},
+		{"auto_edit", read, Allow}, {"auto_edit", edit, Allow}, {"auto_edit", opaque, Ask}, {"auto_edit", shell, Ask},
+		{"yolo", read, Allow}, {"yolo", edit, Allow}, {"yolo", opaque, Allow}, {"yolo", shell, Allow},
 		{"plan", read, Allow}, {"plan", search, Allow}, {"plan", edit, Deny}, {"plan", shell, Deny},
 	}
 	for _, tc := range tests {
 		p := mustPolicy(t, tc.mode)
 		got, msg := p.Decide(tc.tool, map[string]any{"command": "ls"})
 		if got != tc.want {
-			t.Errorf("%s/%s: %v, want %v", tc.mode, tc.tool.name, got, tc.want)
+			t.Errorf("%s/%s: %v, want %v", tc.mode, tc.tool.Name(), got, tc.want)
 		}
 		if got == Deny && !strings.HasPrefix(msg, "Tool execution denied by policy.") {
-			t.Errorf("%s/%s: deny message %q", tc.mode, tc.tool.name, msg)
+			t.Errorf("%s/%s: deny message %q", tc.mode, tc.tool.Name(), msg)
 		}
+	}
+}
+
+// fakeWriter is an edit tool that names the file it writes: its
+// file_path argument, taken as real.
+type fakeWriter struct{ fakeTool }
+
+func (f *fakeWriter) WritePaths(args map[string]any) ([]string, error) {
+	p, _ := args["file_path"].(string)
+	return []string{p}, nil
+}
+
+// TestPolicyProtectedPaths: writing a path that configures commands asks
+// in every mode but yolo (plan denies), whatever the allow rules and
+// "always" answers say.
+func TestPolicyProtectedPaths(t *testing.T) {
+	edit := &fakeWriter{fakeTool: fakeTool{name: "write_file", kind: tools.KindEdit}}
+	hook := map[string]any{"file_path": "/w/.git/hooks/pre-commit"}
+	plain := map[string]any{"file_path": "/w/main.go"}
+	tests := []struct {
+		mode  string
+		rules []string
+		args  map[string]any
+		want  Decision
+	}{
+		{"default", nil, hook, Ask},
+		{"auto_edit", nil, hook, Ask},
+		{"auto_edit", nil, plain, Allow},
+		{"auto_edit", []string{"write_file"}, hook, Ask},
+		{"default", []string{"write_file"}, hook, Ask},
+		{"default", []string{"write_file"}, plain, Allow},
+		{"plan", []string{"write_file"}, hook, Deny},
+		{"yolo", nil, hook, Allow},
+	}
+	for _, tc := range tests {
+		p := mustPolicy(t, tc.mode, tc.rules...)
+		if got, _ := p.Decide(edit, tc.args); got != tc.want {
+			t.Errorf("%s %q %v: %v, want %v", tc.mode, tc.rules, tc.args, got, tc.want)
+		}
+	}
+	p := mustPolicy(t, "auto_edit")
+	p.AllowAlways("write_file", plain)
+	if got, _ := p.Decide(edit, hook); got != Ask {
+		t.Errorf("after proceed_always: %v, want ask", got)
+	}
+	msg := needsConfirmation(edit, hook).Error()
+	want := `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode. ` +
+		`/w/.git/hooks/pre-commit configures commands that run without further approval (git runs its hooks`
+	if !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, "To allow it, run with --approval-mode yolo (-y).") {
+		t.Errorf("denial without a human:\n got %s\nwant %s… To allow it, run with --approval-mode yolo (-y).", msg, want)
 	}
 }
 

@@ -90,7 +90,7 @@ func newBatchCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command 
 several at a time, and write one JSON result line per prompt as it finishes.
 
 Each input line is an object: {"id": "…", "prompt": "…"} with optional
-"model", "workspace" (relative to -w), "approval_mode" and "agent": the
+"model", "workspace" (relative to -w, and inside it), "approval_mode" and "agent": the
 name of a subagent ("agentry agents list") that takes the prompt itself;
 its result is the response, and a subagent that ends at a limit or without
 complete_task gives an error result.
@@ -754,20 +754,48 @@ func (b *batch) read(ctx context.Context, in *bufio.Reader, done map[string]bool
 	}
 }
 
-// space returns the shared state of a prompt's workspace, loading it the
-// first time.
-func (b *batch) space(ctx context.Context, workspace string) *batchSpace {
-	key := ""
-	if workspace != "" {
-		key = workspace
-		if !filepath.IsAbs(key) {
-			key = filepath.Join(b.base.Workspace, key)
-		}
-		key = filepath.Clean(key)
-		if key == b.base.Workspace {
-			key = ""
-		}
+// lineWorkspace returns the directory of a line's workspace, relative to
+// -w, symlinks resolved; "" for -w itself. It must lie inside -w: a line
+// cannot send a prompt, and the trust --trust-workspace gives -w, to
+// another directory (whose settings, hooks and .env would then run).
+func (b *batch) lineWorkspace(req batchRequest) (string, error) {
+	if req.Workspace == "" {
+		return "", nil
 	}
+	base := b.base.Workspace
+	p := req.Workspace
+	if !filepath.IsAbs(p) {
+		// Joined without cleaning: ".." after a symlink climbs from the
+		// link's target, as the kernel (and EvalSymlinks) would.
+		p = base + string(filepath.Separator) + p
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", &inputError{fmt.Sprintf("line %d: workspace %q in %s cannot be used: %v", req.line, req.Workspace, base, err)}
+	}
+	if !within(real, base) {
+		return "", &inputError{fmt.Sprintf(
+			"line %d: workspace %q resolves to %s, outside the batch's workspace %s: a line's workspace must lie inside -w; give a path inside it or run that directory's prompts with its own -w",
+			req.line, req.Workspace, real, base)}
+	}
+	if real == base {
+		return "", nil
+	}
+	// The resolved directory is what the prompt gets: the settings loader
+	// resolves nothing further.
+	return real, nil
+}
+
+// within reports whether the clean absolute path p is dir or lies below
+// it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// space returns the shared state of a prompt's workspace (a directory
+// from lineWorkspace, "" for -w), loading it the first time.
+func (b *batch) space(ctx context.Context, key string) *batchSpace {
 	b.mu.Lock()
 	sp := b.spaces[key]
 	if sp == nil {
@@ -848,7 +876,11 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 		code, name := exitFor(err)
 		return res.failed(code, name, err.Error())
 	}
-	sp := b.space(ctx, req.Workspace)
+	ws, err := b.lineWorkspace(req)
+	if err != nil {
+		return failWith(err)
+	}
+	sp := b.space(ctx, ws)
 	if sp.err != nil {
 		return failWith(sp.err)
 	}

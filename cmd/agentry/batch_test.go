@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -471,5 +474,72 @@ func TestOpenBatchOutputRetryFailed(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*")); len(left) != 0 {
 		t.Errorf("temporary files left: %q", left)
+	}
+}
+
+// TestLineWorkspaceConfined: a line's workspace resolves, symlinks
+// included, inside -w or the line is refused, naming itself and the path.
+func TestLineWorkspaceConfined(t *testing.T) {
+	parent, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(parent, "w")
+	for _, d := range []string{filepath.Join(base, "sub", "deep"), filepath.Join(parent, "evil"), filepath.Join(parent, "w-sibling")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"out":     filepath.Join(parent, "evil"),
+		"up":      "..",
+		"in":      "sub",
+		"sub/top": "../..",
+	} {
+		if err := os.Symlink(target, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &batch{base: &config.Settings{Workspace: base}}
+	tests := []struct {
+		ws   string
+		want string // "" for -w itself; "!" for outside -w; "?" for unresolvable
+	}{
+		{"", ""},
+		{".", ""},
+		{base, ""},
+		{"sub", filepath.Join(base, "sub")},
+		{"./sub/deep/..", filepath.Join(base, "sub")},
+		{filepath.Join(base, "sub", "deep"), filepath.Join(base, "sub", "deep")},
+		{"in/deep", filepath.Join(base, "sub", "deep")},
+		{"missing", "?"},
+		{"out/missing/..", "?"},
+		{"../evil", "!"},
+		{"..", "!"},
+		{"../w-sibling", "!"},
+		{filepath.Join(parent, "evil"), "!"},
+		{"/", "!"},
+		{"out", "!"},
+		{"out/..", "!"},
+		{"up", "!"},
+		{"sub/top", "!"},
+		{"missing/../../evil", "?"},
+	}
+	for _, tc := range tests {
+		got, err := b.lineWorkspace(batchRequest{line: 3, Workspace: tc.ws})
+		switch {
+		case tc.want == "?":
+			var ie *inputError
+			if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), fmt.Sprintf("line 3: workspace %q in %s cannot be used: ", tc.ws, base)) {
+				t.Errorf("%q: %q, %v; want it refused as a path that does not resolve", tc.ws, got, err)
+			}
+		case tc.want == "!":
+			var ie *inputError
+			if !errors.As(err, &ie) || !strings.HasPrefix(err.Error(), fmt.Sprintf("line 3: workspace %q resolves to ", tc.ws)) || !strings.Contains(err.Error(), base) {
+				t.Errorf("%q: %q, %v; want it refused as bad input naming the line, the path and -w", tc.ws, got, err)
+			}
+		case err != nil || got != tc.want:
+			t.Errorf("%q: %q, %v; want %q", tc.ws, got, err, tc.want)
+		}
 	}
 }

@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentry-dev/agentry/tools"
+)
+
+// protectedWorkspace is a workspace with a git repository, and the
+// built-in tools over it.
+func protectedWorkspace(t *testing.T) (string, []tools.Tool) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".git", "config"), []byte("[core]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := tools.NewWorkspace(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := tools.NewSet(tools.Config{Workspace: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	return root, set.Tools()
+}
+
+const fsmonitor = "[core]\n\tfsmonitor = touch pwned\n"
+
+// recordingApprover answers every request with outcome and records the
+// paths it was asked about.
+type recordingApprover struct {
+	mu      sync.Mutex
+	outcome Outcome
+	asked   []string
+}
+
+func (a *recordingApprover) Approve(_ context.Context, r ApprovalRequest) (Outcome, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p, _ := r.Args["file_path"].(string)
+	a.asked = append(a.asked, p)
+	return a.outcome, nil
+}
+
+func (a *recordingApprover) paths() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.asked...)
+}
+
+// TestAutoEditAsksForGitConfig: in auto_edit, write_file of .git/config
+// (whose core.fsmonitor an allowed "git status" would run) asks a human;
+// the human's refusal leaves the file alone.
+func TestAutoEditAsksForGitConfig(t *testing.T) {
+	root, ts := protectedWorkspace(t)
+	b := newScript(
+		callTurn("", fc("w1", "write_file", map[string]any{"file_path": ".git/config", "content": fsmonitor})),
+		textTurn("done"))
+	approver := &recordingApprover{outcome: Cancel}
+	s := newTestSession(t, b, Config{Tools: ts, Policy: mustPolicy(t, "auto_edit"), Approver: approver})
+	run(t, s, "configure git")
+	if got := approver.paths(); len(got) != 1 || got[0] != ".git/config" {
+		t.Errorf("approval requests for %q, want one for .git/config", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config was written without approval: %q", b)
+	}
+}
+
+// TestAutoEditDeniesGitConfigWithoutHuman: in a run with nobody to ask
+// (a batch run), the same write is refused, and the model reads why and
+// what allows it.
+func TestAutoEditDeniesGitConfigWithoutHuman(t *testing.T) {
+	root, ts := protectedWorkspace(t)
+	b := newScript(
+		callTurn("", fc("w1", "write_file", map[string]any{"file_path": ".git/hooks/post-checkout", "content": "#!/bin/sh\ntouch pwned\n"})),
+		callTurn("", fc("w2", "replace", map[string]any{"file_path": ".git/config", "old_string": "[core]", "new_string": fsmonitor})),
+		textTurn("done"))
+	s := newTestSession(t, b, Config{Tools: ts, Policy: mustPolicy(t, "auto_edit", "replace")})
+	run(t, s, "configure git")
+	for _, id := range []string{"w1", "w2"} {
+		msg, _ := toolOutput(t, b, id)["error"].(string)
+		for _, want := range []string{"requires user confirmation", "configures commands that run", "--approval-mode yolo"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s: the model read %q, want it to contain %q", id, msg, want)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, ".git", "hooks", "post-checkout")); !os.IsNotExist(err) {
+		t.Errorf("the hook was written without a human: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".git", "config")); string(b) != "[core]\n" {
+		t.Errorf(".git/config was edited without a human: %q", b)
+	}
+}
+
+// TestProceedAlwaysDoesNotCoverProtectedPaths: "allow always" for
+// write_file covers later ordinary writes, not a git hook.
+func TestProceedAlwaysDoesNotCoverProtectedPaths(t *testing.T) {
+	root, ts := protectedWorkspace(t)
+	b := newScript(
+		callTurn("", fc("w1", "write_file", map[string]any{"file_path": "notes.txt", "content": "a"})),
+		callTurn("", fc("w2", "write_file", map[string]any{"file_path": "more.txt", "content": "b"})),
+		callTurn("", fc("w3", "write_file", map[string]any{"file_path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch pwned\n"})),
+		textTurn("done"))
+	approver := &recordingApprover{outcome: ProceedAlways}
+	s := newTestSession(t, b, Config{Tools: ts, Policy: mustPolicy(t, "default"), Approver: approver})
+	run(t, s, "write")
+	if got := strings.Join(approver.paths(), ","); got != "notes.txt,.git/hooks/pre-commit" {
+		t.Errorf("approval requests for %s, want notes.txt (then always) and .git/hooks/pre-commit", got)
+	}
+	for _, f := range []string{"notes.txt", "more.txt", ".git/hooks/pre-commit"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s: %v (every write was approved)", f, err)
+		}
+	}
+}
+
+// TestYoloWritesProtectedPaths: yolo asks for nothing, protected paths
+// included.
+func TestYoloWritesProtectedPaths(t *testing.T) {
+	root, ts := protectedWorkspace(t)
+	b := newScript(
+		callTurn("", fc("w1", "write_file", map[string]any{"file_path": ".git/config", "content": fsmonitor})),
+		textTurn("done"))
+	approver := &recordingApprover{outcome: Cancel}
+	s := newTestSession(t, b, Config{Tools: ts, Policy: mustPolicy(t, "yolo"), Approver: approver})
+	run(t, s, "configure git")
+	if got := approver.paths(); len(got) != 0 {
+		t.Errorf("yolo asked about %q", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, ".git", "config")); string(b) != fsmonitor {
+		t.Errorf(".git/config = %q, want the yolo write", b)
+	}
+}
