@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentry-dev/agentry/internal/safefs"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -331,6 +333,22 @@ func editsOf(c *convo) []fileEdit {
 	return out
 }
 
+// restoreRoot is the directory a restore is confined to: the workspace
+// when the file lies in it, else (a file of another workspace root) the
+// file's own directory, so that at least its name cannot be swapped for a
+// symlink between the check and the write.
+func restoreRoot(workspace, path string) string {
+	if real, err := filepath.EvalSymlinks(workspace); err == nil {
+		workspace = real
+	}
+	if workspace != "" {
+		if rel, err := filepath.Rel(workspace, path); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return workspace
+		}
+	}
+	return filepath.Dir(path)
+}
+
 // runRestore lists the conversation's edits or undoes one: the file gets
 // its content from before the edit, if it still holds what the edit
 // wrote (otherwise a later change would be lost, and it refuses).
@@ -357,11 +375,14 @@ func runRestore(_ context.Context, _ *Server, c *convo, args string, out func(st
 		if e.callID != args {
 			continue
 		}
-		cur, err := os.ReadFile(e.path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		root := restoreRoot(c.workspace, e.path)
+		// The file should hold what the edit wrote: reading one byte more
+		// tells a longer file apart without reading it all.
+		cur, err := safefs.ReadFileIn(root, e.path, int64(len(e.after)))
+		if err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, safefs.ErrTooLarge) {
 			return fmt.Errorf("restore %s: %w", e.path, err)
 		}
-		if string(cur) != e.after {
+		if err != nil || string(cur) != e.after {
 			return fmt.Errorf("restore %s: the file changed after edit %s; it was left as it is", e.path, e.callID)
 		}
 		if e.created {
@@ -371,7 +392,7 @@ func runRestore(_ context.Context, _ *Server, c *convo, args string, out func(st
 			out(fmt.Sprintf("Removed %s, which edit %s created.", e.path, e.callID))
 			return nil
 		}
-		if err := os.WriteFile(e.path, []byte(e.before), 0o644); err != nil {
+		if err := safefs.WriteFileIn(root, e.path, []byte(e.before), 0o644); err != nil {
 			return fmt.Errorf("restore %s: %w", e.path, err)
 		}
 		out(fmt.Sprintf("Restored %s to its content before edit %s.", e.path, e.callID))
