@@ -296,7 +296,8 @@ func applyOutputToInput(event Event, input, specific map[string]any) map[string]
 }
 
 // hookVars are the variables every hook gets in its environment and can
-// reference as $NAME in its command.
+// reference as $NAME in its command. They reach the hook only through the
+// environment, never as text in its command.
 func (r *Runner) hookVars(input map[string]any) (vars []envVar, cwd string) {
 	cwd, _ = input["cwd"].(string)
 	sessionID, _ := input["session_id"].(string)
@@ -344,7 +345,11 @@ func (r *Runner) runHook(ctx context.Context, event Event, c Command, input map[
 		timeout = DefaultTimeoutMS * time.Millisecond
 	}
 
-	p := runProcess(ctx, expandCommand(c.Command, vars), cwd, env, stdin, timeout, r.grace)
+	names := make([]string, len(vars))
+	for i, v := range vars {
+		names[i] = v.name
+	}
+	p := runProcess(ctx, quoteReferences(c.Command, names), cwd, env, stdin, timeout, r.grace)
 	switch {
 	case p.startErr != nil:
 		return fail(fmt.Errorf("cannot start: %w", p.startErr), p)
