@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentry-dev/agentry/internal/childproc"
 )
 
 // shellPath is the system shell hooks run under, as gemini-cli's bash
@@ -74,8 +76,8 @@ func runProcess(ctx context.Context, cmdline, dir string, env []string, stdin []
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	// A group of its own lets one signal reach the shell and everything it
-	// started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// started; the group dies with agentry.
+	childproc.Prepare(cmd)
 	startErr := cmd.Start()
 	closeAll(inR, outW, errW) // the child has its copies
 	if startErr != nil {
@@ -84,6 +86,8 @@ func runProcess(ctx context.Context, cmdline, dir string, env []string, stdin []
 		return res
 	}
 	pgid := cmd.Process.Pid
+	guard, _ := childproc.Watch(pgid) // fails only if the group is gone already
+	defer guard.Close()
 
 	writeDone := make(chan struct{})
 	go func() {
