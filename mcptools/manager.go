@@ -21,6 +21,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentry-dev/agentry/internal/childproc"
+
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -198,9 +200,10 @@ type server struct {
 	// starting several servers.
 	mu        sync.Mutex
 	sess      *mcp.ClientSession
-	cmd       *exec.Cmd // the stdio server's process, nil for HTTP
-	dead      bool      // sess failed; the next use reconnects
-	connected bool      // a session was established at least once
+	cmd       *exec.Cmd        // the stdio server's process, nil for HTTP
+	guard     *childproc.Guard // kills cmd's group if agentry dies first
+	dead      bool             // sess failed; the next use reconnects
+	connected bool             // a session was established at least once
 	tools     map[string]*mcp.Tool
 
 	// Progress routing: the SDK delivers every progress notification of a
@@ -342,7 +345,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Cwd
 		cmd.Env = s.environ()
-		setProcessGroup(cmd)
+		childproc.Prepare(cmd)
 		// An *os.File, not a writer, so exec does not copy stderr in a
 		// goroutine that Wait would wait for: a grandchild holding stderr
 		// open must not block the server's shutdown.
@@ -353,7 +356,10 @@ func (s *server) connectLocked(ctx context.Context) error {
 		cmd.Stderr = w
 		stderrW = w
 		go s.logStderr(r)
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: stdioGrace}
+		transport = watchedTransport{
+			CommandTransport: &mcp.CommandTransport{Command: cmd, TerminateDuration: stdioGrace},
+			guard:            &s.guard,
+		}
 	} else {
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   s.cfg.endpoint(),
@@ -370,6 +376,8 @@ func (s *server) connectLocked(ctx context.Context) error {
 			// make sure nothing of a half-started server stays behind.
 			killProcessGroup(cmd.Process.Pid)
 		}
+		s.guard.Close()
+		s.guard = nil
 		return err
 	}
 	s.sess, s.cmd, s.dead, s.connected, s.tools = sess, cmd, false, true, nil
@@ -406,10 +414,30 @@ func (s *server) closeLocked() error {
 		// for it), but children in its group may live on.
 		killProcessGroup(cmd.Process.Pid)
 	}
+	s.guard.Close()
+	s.guard = nil
 	if err != nil && (cmd == nil || !isExitError(err)) {
 		return fmt.Errorf("mcp server %q: closing: %w", s.name, err)
 	}
 	return nil
+}
+
+// watchedTransport starts a stdio server and, as soon as it runs, a
+// watchdog that kills the server's process group if agentry dies.
+type watchedTransport struct {
+	*mcp.CommandTransport
+	guard **childproc.Guard // where to keep the watchdog; guarded by server.mu
+}
+
+// Connect starts the server process.
+func (t watchedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.CommandTransport.Connect(ctx)
+	if err == nil {
+		// Watch fails only when the server has already exited; the
+		// session then fails on its own.
+		*t.guard, _ = childproc.Watch(t.Command.Process.Pid)
+	}
+	return conn, err
 }
 
 // isExitError reports whether err is only a stdio server's non-zero exit

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/mcptools/testdata/server/testserver"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -30,6 +31,10 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
+	if mode, dir, ok := proctest.Helper(); ok {
+		runHelper(mode, dir)
+		return
+	}
 	dir, err := os.MkdirTemp("", "mcptools-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
