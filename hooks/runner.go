@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentry-dev/agentry/internal/envredact"
 )
 
 // Config configures a Runner.
@@ -24,9 +26,9 @@ type Config struct {
 	SessionID string
 	// TranscriptPath is passed to hooks as transcript_path.
 	TranscriptPath string
-	// Env is the hooks' base environment; nil means os.Environ(). Callers
-	// that scrub secrets from tool environments should pass the scrubbed
-	// one here too.
+	// Env is the hooks' base environment; nil means os.Environ() less
+	// what envredact.Default withholds (secrets). A hook's own env is
+	// added to it.
 	Env []string
 	// DefaultDecision stands in for the answer of a hook that failed (see
 	// Failure): "allow" (the default, as in gemini-cli, where a broken hook
@@ -329,7 +331,7 @@ func (r *Runner) runHook(ctx context.Context, event Event, c Command, input map[
 	vars, cwd := r.hookVars(input)
 	env := r.cfg.Env
 	if env == nil {
-		env = os.Environ()
+		env = envredact.Default().Environ(os.Environ())
 	}
 	env = slices.Clone(env)
 	for _, v := range vars {

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentry-dev/agentry/internal/childproc"
+	"github.com/agentry-dev/agentry/internal/envredact"
 
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -60,9 +61,15 @@ func New(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	env := cfg.Env
+	env, expandEnv := cfg.Env, cfg.ExpandEnv
+	if expandEnv == nil {
+		expandEnv = env
+	}
 	if env == nil {
-		env = os.Environ()
+		env = envredact.Default().Environ(os.Environ())
+	}
+	if expandEnv == nil {
+		expandEnv = os.Environ()
 	}
 	impl := &mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}
 	if impl.Name == "" {
@@ -81,13 +88,14 @@ func New(cfg Config) (*Manager, error) {
 	}
 	for name, sc := range cfg.Servers {
 		m.servers[name] = &server{
-			m:     m,
-			name:  name,
-			cfg:   sc,
-			env:   slices.Clone(env),
-			impl:  impl,
-			log:   log.With("mcp_server", name),
-			calls: make(map[string]*progressSink),
+			m:         m,
+			name:      name,
+			cfg:       sc,
+			env:       slices.Clone(env),
+			expandEnv: slices.Clone(expandEnv),
+			impl:      impl,
+			log:       log.With("mcp_server", name),
+			calls:     make(map[string]*progressSink),
 		}
 	}
 	return m, nil
@@ -188,12 +196,13 @@ func (m *Manager) pid(server string) int {
 
 // server is one configured MCP server and its current connection.
 type server struct {
-	m    *Manager
-	name string
-	cfg  ServerConfig
-	env  []string
-	impl *mcp.Implementation
-	log  *slog.Logger
+	m         *Manager
+	name      string
+	cfg       ServerConfig
+	env       []string // base environment of a stdio server
+	expandEnv []string // what $VAR in env and headers expand from
+	impl      *mcp.Implementation
+	log       *slog.Logger
 
 	// mu guards the connection state below. It is held while connecting,
 	// so concurrent calls after a crash wait for one restart rather than
@@ -482,11 +491,11 @@ func (s *server) headers() map[string]string {
 	return h
 }
 
-// expand replaces $VAR and ${VAR} in v from the base environment.
+// expand replaces $VAR and ${VAR} in v from the expansion environment.
 func (s *server) expand(v string) string {
 	return os.Expand(v, func(k string) string {
-		for i := len(s.env) - 1; i >= 0; i-- {
-			if name, val, ok := strings.Cut(s.env[i], "="); ok && name == k {
+		for i := len(s.expandEnv) - 1; i >= 0; i-- {
+			if name, val, ok := strings.Cut(s.expandEnv[i], "="); ok && name == k {
 				return val
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/internal/childproc"
+	"github.com/agentry-dev/agentry/internal/envredact"
 )
 
 const (
@@ -183,14 +184,15 @@ func (t *shellTool) Execute(ctx context.Context, call Call) (Result, error) {
 	return t.runForeground(ctx, call, req)
 }
 
-// environ is the commands' environment: Config.Env or the process's, with
-// markers scripts can test (GEMINI_CLI for scripts written for gemini-cli)
-// and, as gemini-cli sets them, pagers that cannot block on a terminal and
-// no git credential prompts (stdin is /dev/null).
+// environ is the commands' environment: Config.Env or the process's less
+// what envredact.Default withholds, with markers scripts can test
+// (GEMINI_CLI for scripts written for gemini-cli) and, as gemini-cli sets
+// them, pagers that cannot block on a terminal and no git credential
+// prompts (stdin is /dev/null).
 func (t *shellTool) environ() []string {
 	base := t.env
 	if base == nil {
-		base = os.Environ()
+		base = envredact.Default().Environ(os.Environ())
 	}
 	return append(slices.Clip(base),
 		"AGENTRY=1", "GEMINI_CLI=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
