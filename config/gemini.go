@@ -29,18 +29,35 @@ func sharedGeminiKeys() map[string]bool {
 		"telemetry.enabled": true, "telemetry.otlpEndpoint": true, "telemetry.otlpProtocol": true, "telemetry.outfile": true,
 		"hooks": true, "hooksConfig.enabled": true, "hooksConfig.disabled": true, "hooksConfig.notifications": true,
 		"mcpServers": true,
+		"security.environmentVariableRedaction.allowed": true, "security.environmentVariableRedaction.blocked": true,
+		"security.environmentVariableRedaction.enabled": true,
 	}
 }
 
+// userOnlyGeminiKey reports whether key is taken from gemini-cli's user
+// settings file only: security.* is never taken from a workspace.
+func userOnlyGeminiKey(key string) bool {
+	return strings.HasPrefix(key, "security.")
+}
+
 // geminiLayer reads one of gemini-cli's settings files as a settings layer:
-// the shared keys with valid values. The file belongs to gemini-cli, so
+// the shared keys with valid values (in a workspace's file, without the
+// user-only ones). The file belongs to gemini-cli, so
 // nothing in it is an error for agentry: keys agentry does not share and
 // values it cannot use are left out and reported in one warning (nil when
 // there is nothing to report). A structured value (mcpServers, hooks) is
 // taken entry by entry, so that one server agentry cannot run does not
 // cost the others.
-func (s *schema) geminiLayer(file string, raw map[string]any) (map[string]any, string) {
-	g := geminiWalk{s: s, file: file, shared: sharedGeminiKeys(), out: map[string]any{}}
+func (s *schema) geminiLayer(file string, raw map[string]any, user bool) (map[string]any, string) {
+	shared := sharedGeminiKeys()
+	if !user {
+		for k := range shared {
+			if userOnlyGeminiKey(k) {
+				delete(shared, k)
+			}
+		}
+	}
+	g := geminiWalk{s: s, file: file, shared: shared, out: map[string]any{}}
 	g.walk(s.root, raw)
 	var parts []string
 	if len(g.unused) > 0 {

@@ -213,7 +213,7 @@ func (s *schema) mergeGemini(v *viper.Viper, path string, structured map[string]
 	if raw == nil {
 		return nil
 	}
-	values, warning := s.geminiLayer(path, raw)
+	values, warning := s.geminiLayer(path, raw, true)
 	if warning != "" {
 		*warnings = append(*warnings, warning)
 	}
@@ -253,7 +253,7 @@ func (s *schema) mergeWorkspace(v *viper.Viper, st *Settings, path, userCounterp
 	case err != nil:
 		return err
 	case gemini:
-		values, warning := s.geminiLayer(path, raw)
+		values, warning := s.geminiLayer(path, raw, false)
 		if warning != "" {
 			st.Warnings = append(st.Warnings, warning)
 		}

@@ -197,6 +197,23 @@ type SecuritySettings struct {
 	// A2A secures `agentry serve`. Like every security.* key it is read
 	// from the user settings file only.
 	A2A A2ASecuritySettings `json:"a2a"`
+	// EnvironmentVariableRedaction decides which of agentry's environment
+	// variables shell commands, hooks and MCP stdio servers see, as
+	// gemini-cli's setting of the same name does.
+	EnvironmentVariableRedaction EnvRedactionSettings `json:"environmentVariableRedaction"`
+}
+
+// EnvRedactionSettings are security.environmentVariableRedaction. agentry's
+// own secrets (AGENTRY_A2A_TOKEN, …) are never passed, whatever they say.
+type EnvRedactionSettings struct {
+	// Allowed names are always passed.
+	Allowed []string `json:"allowed"`
+	// Blocked names are never passed.
+	Blocked []string `json:"blocked"`
+	// Enabled withholds variables whose name or value looks like a secret
+	// (*TOKEN*, *KEY*, *SECRET*, PEM keys, GitHub tokens, …). On by
+	// default, unlike gemini-cli.
+	Enabled bool `json:"enabled"`
 }
 
 // A2ASecuritySettings secure the A2A server.
@@ -317,6 +334,7 @@ func Defaults() Settings {
 		Output:      OutputSettings{Format: "text"},
 		Session:     SessionSettings{Store: SessionStoreSQLite},
 		HooksConfig: HooksConfigSettings{Enabled: true, Notifications: true},
+		Security:    SecuritySettings{EnvironmentVariableRedaction: EnvRedactionSettings{Enabled: true}},
 		Telemetry:   TelemetrySettings{OTLPProtocol: "grpc"},
 	}
 }

@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentry-dev/agentry/internal/childproc"
 )
 
 // shellPath is the system shell hooks run under, as gemini-cli's bash
@@ -73,8 +76,8 @@ func runProcess(ctx context.Context, cmdline, dir string, env []string, stdin []
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	// A group of its own lets one signal reach the shell and everything it
-	// started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// started; the group dies with agentry.
+	childproc.Prepare(cmd)
 	startErr := cmd.Start()
 	closeAll(inR, outW, errW) // the child has its copies
 	if startErr != nil {
@@ -83,6 +86,8 @@ func runProcess(ctx context.Context, cmdline, dir string, env []string, stdin []
 		return res
 	}
 	pgid := cmd.Process.Pid
+	guard, _ := childproc.Watch(pgid) // fails only if the group is gone already
+	defer guard.Close()
 
 	writeDone := make(chan struct{})
 	go func() {
@@ -192,53 +197,103 @@ func signalGroup(pgid int, sig syscall.Signal) {
 	_ = syscall.Kill(-pgid, sig) // ESRCH: nothing left to signal
 }
 
-// shellQuote quotes s as one POSIX shell word.
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	safe := true
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,/:@%+=", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// expandCommand replaces $NAME references to the hook variables in command
-// with their shell-quoted values, as gemini-cli's expandCommand does, so
-// that a path with spaces stays one word. Unlike gemini-cli, a reference
-// must end at a name boundary: $GEMINI_CWDX is left to the shell.
-func expandCommand(command string, vars []envVar) string {
+// quoteReferences returns command with each unquoted $NAME or ${NAME}
+// reference to one of names wrapped in double quotes, so that a path with
+// spaces stays one word where gemini-cli's users write it bare
+// ($GEMINI_PROJECT_DIR/hooks/check.sh). Values are never written into the
+// command: the shell expands every reference from the hook's environment,
+// so nothing in a directory name is ever parsed as shell code. Only the
+// plain top level and double-quoted text are scanned; at the first
+// construct whose quoting is harder to follow (command substitution,
+// backquotes, here-documents, $'…', ${…} with operators) the rest is left
+// untouched. A mistake could only ever leave a reference unquoted (word
+// splitting), never run its value.
+func quoteReferences(command string, names []string) string {
 	var b strings.Builder
+	inDouble := false
 	for i := 0; i < len(command); {
-		if command[i] != '$' {
-			b.WriteByte(command[i])
-			i++
+		c := command[i]
+		switch {
+		case c == '\\':
+			end := min(i+2, len(command))
+			b.WriteString(command[i:end])
+			i = end
+			continue
+		case c == '"':
+			inDouble = !inDouble
+		case c == '\'' && !inDouble:
+			end := strings.IndexByte(command[i+1:], '\'')
+			if end < 0 {
+				b.WriteString(command[i:])
+				return b.String()
+			}
+			b.WriteString(command[i : i+end+2])
+			i += end + 2
+			continue
+		case c == '`', c == '<' && strings.HasPrefix(command[i:], "<<"):
+			b.WriteString(command[i:])
+			return b.String()
+		case c == '$':
+			ref, name, ok := reference(command[i:])
+			if !ok {
+				b.WriteString(command[i:])
+				return b.String()
+			}
+			if ref == "" {
+				break // a lone $
+			}
+			if !inDouble && slices.Contains(names, name) {
+				b.WriteString(`"` + ref + `"`)
+			} else {
+				b.WriteString(ref)
+			}
+			i += len(ref)
 			continue
 		}
-		replaced := false
-		for _, v := range vars {
-			end := i + 1 + len(v.name)
-			if !strings.HasPrefix(command[i+1:], v.name) || end < len(command) && isNameByte(command[end]) {
-				continue
-			}
-			b.WriteString(shellQuote(v.value))
-			i = end
-			replaced = true
-			break
-		}
-		if !replaced {
-			b.WriteByte('$')
-			i++
-		}
+		b.WriteByte(c)
+		i++
 	}
 	return b.String()
+}
+
+// reference reads the parameter reference at the start of s, which begins
+// with '$': "$NAME" or "${NAME}" with its name, "" for a '$' that starts
+// no reference (a lone $, $1, $?), and ok false for anything whose extent
+// quoteReferences does not follow.
+func reference(s string) (ref, name string, ok bool) {
+	if len(s) < 2 {
+		return "", "", true
+	}
+	switch c := s[1]; {
+	case c == '(' || c == '\'' || c == '"':
+		return "", "", false
+	case c == '{':
+		end := strings.IndexByte(s, '}')
+		if end < 0 {
+			return "", "", false
+		}
+		name = s[2:end]
+		if name == "" || !isName(name) {
+			return "", "", false
+		}
+		return s[:end+1], name, true
+	case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+		end := 2
+		for end < len(s) && isNameByte(s[end]) {
+			end++
+		}
+		return s[:end], s[1:end], true
+	}
+	return "", "", true
+}
+
+func isName(s string) bool {
+	for i := range len(s) {
+		if !isNameByte(s[i]) {
+			return false
+		}
+	}
+	return s[0] < '0' || s[0] > '9'
 }
 
 func isNameByte(c byte) bool {

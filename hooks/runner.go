@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentry-dev/agentry/internal/envredact"
 )
 
 // Config configures a Runner.
@@ -24,9 +26,9 @@ type Config struct {
 	SessionID string
 	// TranscriptPath is passed to hooks as transcript_path.
 	TranscriptPath string
-	// Env is the hooks' base environment; nil means os.Environ(). Callers
-	// that scrub secrets from tool environments should pass the scrubbed
-	// one here too.
+	// Env is the hooks' base environment; nil means os.Environ() less
+	// what envredact.Default withholds (secrets). A hook's own env is
+	// added to it.
 	Env []string
 	// DefaultDecision stands in for the answer of a hook that failed (see
 	// Failure): "allow" (the default, as in gemini-cli, where a broken hook
@@ -296,7 +298,8 @@ func applyOutputToInput(event Event, input, specific map[string]any) map[string]
 }
 
 // hookVars are the variables every hook gets in its environment and can
-// reference as $NAME in its command.
+// reference as $NAME in its command. They reach the hook only through the
+// environment, never as text in its command.
 func (r *Runner) hookVars(input map[string]any) (vars []envVar, cwd string) {
 	cwd, _ = input["cwd"].(string)
 	sessionID, _ := input["session_id"].(string)
@@ -328,7 +331,7 @@ func (r *Runner) runHook(ctx context.Context, event Event, c Command, input map[
 	vars, cwd := r.hookVars(input)
 	env := r.cfg.Env
 	if env == nil {
-		env = os.Environ()
+		env = envredact.Default().Environ(os.Environ())
 	}
 	env = slices.Clone(env)
 	for _, v := range vars {
@@ -344,7 +347,11 @@ func (r *Runner) runHook(ctx context.Context, event Event, c Command, input map[
 		timeout = DefaultTimeoutMS * time.Millisecond
 	}
 
-	p := runProcess(ctx, expandCommand(c.Command, vars), cwd, env, stdin, timeout, r.grace)
+	names := make([]string, len(vars))
+	for i, v := range vars {
+		names[i] = v.name
+	}
+	p := runProcess(ctx, quoteReferences(c.Command, names), cwd, env, stdin, timeout, r.grace)
 	switch {
 	case p.startErr != nil:
 		return fail(fmt.Errorf("cannot start: %w", p.startErr), p)

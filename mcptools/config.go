@@ -31,8 +31,8 @@ type ServerConfig struct {
 	Command string   `json:"command,omitempty"`
 	Args    []string `json:"args,omitempty"`
 	// Env is added to the base environment of a stdio server. Values may
-	// refer to base environment variables as $VAR or ${VAR}, as gemini-cli
-	// expands them.
+	// refer to environment variables as $VAR or ${VAR}, as gemini-cli
+	// expands them, including ones the base environment withholds.
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is a stdio server's working directory (default: the caller's).
 	Cwd string `json:"cwd,omitempty"`
@@ -149,8 +149,15 @@ type Config struct {
 	// Servers maps a server name to its settings.
 	Servers map[string]ServerConfig
 	// Env is the base environment of stdio servers, as for exec.Cmd.Env;
-	// nil means the current process's environment.
+	// nil means the current process's environment less what
+	// envredact.Default withholds. A server's own configured env is
+	// added to it whatever it withholds.
 	Env []string
+	// ExpandEnv is what $VAR references in a server's env and headers
+	// are expanded from; nil means Env when it is set, else the current
+	// process's whole environment: a reference is the user's own choice
+	// of what to pass.
+	ExpandEnv []string
 	// Logger receives connection events and servers' stderr (at debug
 	// level); nil means slog.Default().
 	Logger *slog.Logger

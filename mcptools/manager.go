@@ -21,6 +21,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentry-dev/agentry/internal/childproc"
+	"github.com/agentry-dev/agentry/internal/envredact"
+
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -58,9 +61,15 @@ func New(cfg Config) (*Manager, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	env := cfg.Env
+	env, expandEnv := cfg.Env, cfg.ExpandEnv
+	if expandEnv == nil {
+		expandEnv = env
+	}
 	if env == nil {
-		env = os.Environ()
+		env = envredact.Default().Environ(os.Environ())
+	}
+	if expandEnv == nil {
+		expandEnv = os.Environ()
 	}
 	impl := &mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}
 	if impl.Name == "" {
@@ -79,13 +88,14 @@ func New(cfg Config) (*Manager, error) {
 	}
 	for name, sc := range cfg.Servers {
 		m.servers[name] = &server{
-			m:     m,
-			name:  name,
-			cfg:   sc,
-			env:   slices.Clone(env),
-			impl:  impl,
-			log:   log.With("mcp_server", name),
-			calls: make(map[string]*progressSink),
+			m:         m,
+			name:      name,
+			cfg:       sc,
+			env:       slices.Clone(env),
+			expandEnv: slices.Clone(expandEnv),
+			impl:      impl,
+			log:       log.With("mcp_server", name),
+			calls:     make(map[string]*progressSink),
 		}
 	}
 	return m, nil
@@ -186,21 +196,23 @@ func (m *Manager) pid(server string) int {
 
 // server is one configured MCP server and its current connection.
 type server struct {
-	m    *Manager
-	name string
-	cfg  ServerConfig
-	env  []string
-	impl *mcp.Implementation
-	log  *slog.Logger
+	m         *Manager
+	name      string
+	cfg       ServerConfig
+	env       []string // base environment of a stdio server
+	expandEnv []string // what $VAR in env and headers expand from
+	impl      *mcp.Implementation
+	log       *slog.Logger
 
 	// mu guards the connection state below. It is held while connecting,
 	// so concurrent calls after a crash wait for one restart rather than
 	// starting several servers.
 	mu        sync.Mutex
 	sess      *mcp.ClientSession
-	cmd       *exec.Cmd // the stdio server's process, nil for HTTP
-	dead      bool      // sess failed; the next use reconnects
-	connected bool      // a session was established at least once
+	cmd       *exec.Cmd        // the stdio server's process, nil for HTTP
+	guard     *childproc.Guard // kills cmd's group if agentry dies first
+	dead      bool             // sess failed; the next use reconnects
+	connected bool             // a session was established at least once
 	tools     map[string]*mcp.Tool
 
 	// Progress routing: the SDK delivers every progress notification of a
@@ -342,7 +354,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = s.cfg.Cwd
 		cmd.Env = s.environ()
-		setProcessGroup(cmd)
+		childproc.Prepare(cmd)
 		// An *os.File, not a writer, so exec does not copy stderr in a
 		// goroutine that Wait would wait for: a grandchild holding stderr
 		// open must not block the server's shutdown.
@@ -353,7 +365,10 @@ func (s *server) connectLocked(ctx context.Context) error {
 		cmd.Stderr = w
 		stderrW = w
 		go s.logStderr(r)
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: stdioGrace}
+		transport = watchedTransport{
+			CommandTransport: &mcp.CommandTransport{Command: cmd, TerminateDuration: stdioGrace},
+			guard:            &s.guard,
+		}
 	} else {
 		transport = &mcp.StreamableClientTransport{
 			Endpoint:   s.cfg.endpoint(),
@@ -370,6 +385,8 @@ func (s *server) connectLocked(ctx context.Context) error {
 			// make sure nothing of a half-started server stays behind.
 			killProcessGroup(cmd.Process.Pid)
 		}
+		s.guard.Close()
+		s.guard = nil
 		return err
 	}
 	s.sess, s.cmd, s.dead, s.connected, s.tools = sess, cmd, false, true, nil
@@ -406,10 +423,30 @@ func (s *server) closeLocked() error {
 		// for it), but children in its group may live on.
 		killProcessGroup(cmd.Process.Pid)
 	}
+	s.guard.Close()
+	s.guard = nil
 	if err != nil && (cmd == nil || !isExitError(err)) {
 		return fmt.Errorf("mcp server %q: closing: %w", s.name, err)
 	}
 	return nil
+}
+
+// watchedTransport starts a stdio server and, as soon as it runs, a
+// watchdog that kills the server's process group if agentry dies.
+type watchedTransport struct {
+	*mcp.CommandTransport
+	guard **childproc.Guard // where to keep the watchdog; guarded by server.mu
+}
+
+// Connect starts the server process.
+func (t watchedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.CommandTransport.Connect(ctx)
+	if err == nil {
+		// Watch fails only when the server has already exited; the
+		// session then fails on its own.
+		*t.guard, _ = childproc.Watch(t.Command.Process.Pid)
+	}
+	return conn, err
 }
 
 // isExitError reports whether err is only a stdio server's non-zero exit
@@ -454,11 +491,11 @@ func (s *server) headers() map[string]string {
 	return h
 }
 
-// expand replaces $VAR and ${VAR} in v from the base environment.
+// expand replaces $VAR and ${VAR} in v from the expansion environment.
 func (s *server) expand(v string) string {
 	return os.Expand(v, func(k string) string {
-		for i := len(s.env) - 1; i >= 0; i-- {
-			if name, val, ok := strings.Cut(s.env[i], "="); ok && name == k {
+		for i := len(s.expandEnv) - 1; i >= 0; i-- {
+			if name, val, ok := strings.Cut(s.expandEnv[i], "="); ok && name == k {
 				return val
 			}
 		}

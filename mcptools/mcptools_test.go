@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/mcptools/testdata/server/testserver"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -30,6 +31,10 @@ import (
 var serverBin string
 
 func TestMain(m *testing.M) {
+	if mode, dir, ok := proctest.Helper(); ok {
+		runHelper(mode, dir)
+		return
+	}
 	dir, err := os.MkdirTemp("", "mcptools-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -242,7 +247,7 @@ func TestValidate(t *testing.T) {
 func TestListing(t *testing.T) {
 	m := newManager(t, map[string]ServerConfig{"s": {Command: serverBin, Trust: true}})
 	ts := listTools(t, m)
-	want := []string{"add", "crash", "echo", "env", "fail", "image", "progress", "sleep", "spawn", "weather"}
+	want := []string{"add", "crash", "echo", "env", "environ", "fail", "image", "progress", "sleep", "spawn", "weather"}
 	if got := names(ts); !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
@@ -320,7 +325,7 @@ func TestIncludeExclude(t *testing.T) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 	m2 := newManager(t, map[string]ServerConfig{"s": {Command: serverBin, ExcludeTools: []string{"crash", "spawn"}}})
-	if got, want := names(listTools(t, m2)), []string{"add", "echo", "env", "fail", "image", "progress", "sleep", "weather"}; !slices.Equal(got, want) {
+	if got, want := names(listTools(t, m2)), []string{"add", "echo", "env", "environ", "fail", "image", "progress", "sleep", "weather"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 }
@@ -530,8 +535,8 @@ func TestFailingServerIsolated(t *testing.T) {
 		"nothere": {URL: deadURL},
 	})
 	got, errs := m.Tools(context.Background())
-	if len(got) != 10 {
-		t.Errorf("got %d tools, want the good server's 10", len(got))
+	if len(got) != 11 {
+		t.Errorf("got %d tools, want the good server's 11", len(got))
 	}
 	var msgs []string
 	for _, err := range errs {

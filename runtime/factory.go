@@ -16,6 +16,7 @@ import (
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/internal/envredact"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
@@ -124,6 +125,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		ShellTimeout: time.Duration(s.Tools.Shell.TimeoutSeconds) * time.Second,
 		TempDir:      s.TempDir(),
 		Exclude:      s.Tools.Exclude,
+		Env:          childEnv(s, false),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: tools: %w", ErrSetup, err)
@@ -507,11 +509,22 @@ func newHookRunner(s *config.Settings, sessionID, projectDir, transcriptPath str
 	}
 	r, err := hooks.New(hooks.Config{
 		Settings: st, ProjectDir: projectDir, SessionID: sessionID, TranscriptPath: transcriptPath, Logger: log,
+		Env: childEnv(s, false),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: settings %w", ErrSetup, err)
 	}
 	return r, nil
+}
+
+// childEnv is the environment of the processes a session starts (shell
+// commands, hooks, MCP stdio servers): agentry's own, less what
+// security.environmentVariableRedaction withholds. enabled forces the
+// name and value rules on.
+func childEnv(s *config.Settings, enabled bool) []string {
+	r := s.Security.EnvironmentVariableRedaction
+	c := envredact.Config{Enabled: r.Enabled || enabled, Allowed: r.Allowed, Blocked: r.Blocked}
+	return c.Environ(os.Environ())
 }
 
 // mcpToolset connects to the MCP servers of the settings and returns
@@ -539,7 +552,9 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 			Timeout: c.Timeout, IncludeTools: c.IncludeTools, ExcludeTools: c.ExcludeTools, Trust: c.Trust, Description: c.Description,
 		}
 	}
-	m, err := mcptools.New(mcptools.Config{Servers: servers, Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
+	// As in gemini-cli, stdio servers get a redacted environment even
+	// with redaction off; what a server's own env names is still passed.
+	m, err := mcptools.New(mcptools.Config{Servers: servers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", ErrSetup, err)
 	}

@@ -9,12 +9,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentry-dev/agentry/internal/proctest"
 )
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
 const prSetChildSubreaper = 36
 
 func TestMain(m *testing.M) {
+	if mode, dir, ok := proctest.Helper(); ok {
+		runHelper(mode, dir)
+		return
+	}
 	// Become a child subreaper, so that the grandchildren of shell commands
 	// are re-parented to this process when their parents die and the
 	// tests can reap them and prove them gone. Without it they would go to

@@ -15,7 +15,8 @@ type Config struct {
 	Workspace *Workspace
 	// ShellTimeout bounds one run_shell_command; 0 means no limit.
 	ShellTimeout time.Duration
-	// Env is the environment of shell commands; nil means the process's.
+	// Env is the environment of shell commands; nil means the process's
+	// less what envredact.Default withholds (secrets).
 	// AGENTRY=1 and GEMINI_CLI=1 are always added, and PAGER=cat,
 	// GIT_PAGER=cat and GIT_TERMINAL_PROMPT=0 so that nothing waits on a
 	// terminal that is not there.

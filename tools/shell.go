@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/internal/childproc"
+	"github.com/agentry-dev/agentry/internal/envredact"
 )
 
 const (
@@ -181,14 +184,15 @@ func (t *shellTool) Execute(ctx context.Context, call Call) (Result, error) {
 	return t.runForeground(ctx, call, req)
 }
 
-// environ is the commands' environment: Config.Env or the process's, with
-// markers scripts can test (GEMINI_CLI for scripts written for gemini-cli)
-// and, as gemini-cli sets them, pagers that cannot block on a terminal and
-// no git credential prompts (stdin is /dev/null).
+// environ is the commands' environment: Config.Env or the process's less
+// what envredact.Default withholds, with markers scripts can test
+// (GEMINI_CLI for scripts written for gemini-cli) and, as gemini-cli sets
+// them, pagers that cannot block on a terminal and no git credential
+// prompts (stdin is /dev/null).
 func (t *shellTool) environ() []string {
 	base := t.env
 	if base == nil {
-		base = os.Environ()
+		base = envredact.Default().Environ(os.Environ())
 	}
 	return append(slices.Clip(base),
 		"AGENTRY=1", "GEMINI_CLI=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
@@ -232,7 +236,7 @@ func (t *shellTool) runForeground(ctx context.Context, call Call, req shellReque
 	cmd.Env = t.environ()
 	cmd.Stdout = stdoutW
 	cmd.Stderr = stderrW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	childproc.Prepare(cmd)
 	// On cancellation or timeout kill the whole group, so that children
 	// and grandchildren die with the shell.
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
@@ -241,6 +245,15 @@ func (t *shellTool) runForeground(ctx context.Context, call Call, req shellReque
 		return Result{}, &Error{Type: ErrShellExecute, Msg: fmt.Sprintf("Error: failed to start command %q: %v", req.command, err), Err: err}
 	}
 	pid := cmd.Process.Pid
+	// The group dies with agentry while the command runs; afterwards only
+	// if it left jobs running, which the tracker then owns.
+	guard, _ := childproc.Watch(pid) // fails only if the group is gone already
+	tracked := false
+	defer func() {
+		if !tracked {
+			guard.Close()
+		}
+	}()
 
 	waitDone := make(chan struct{})
 	go func() {
@@ -309,7 +322,8 @@ func (t *shellTool) runForeground(ctx context.Context, call Call, req shellReque
 		data["backgroundPIDs"] = o.background
 		// Processes left running in the command's group are killed when
 		// the tool set closes.
-		t.procs.trackGroup(pid, o.background)
+		t.procs.trackGroup(pid, o.background, guard)
+		tracked = true
 	}
 	o.output = out.forModel()
 	return Result{LLMContent: o.llmContent(), Display: o.display(), Data: data}, nil

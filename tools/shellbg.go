@@ -10,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentry-dev/agentry/internal/childproc"
 )
 
 // closeWait bounds how long Close waits for a killed background process to
@@ -23,7 +25,14 @@ type procTracker struct {
 	mu     sync.Mutex
 	closed bool
 	bg     []*bgProc
-	groups map[int][]int // pgid → PIDs of jobs left running in it
+	groups map[int]trackedGroup // by pgid
+}
+
+// trackedGroup is a process group in which a foreground command left jobs
+// running.
+type trackedGroup struct {
+	pids  []int            // the jobs
+	guard *childproc.Guard // kills the group if agentry dies first
 }
 
 // bgProc is one is_background command.
@@ -33,10 +42,11 @@ type bgProc struct {
 	logPath string
 	done    chan struct{}    // closed once the process has been reaped
 	state   *os.ProcessState // set before done is closed
+	guard   *childproc.Guard // kills the group if agentry dies first
 }
 
 func newProcTracker() *procTracker {
-	return &procTracker{groups: map[int][]int{}}
+	return &procTracker{groups: map[int]trackedGroup{}}
 }
 
 // start starts cmd and tracks it until Close.
@@ -49,7 +59,8 @@ func (pt *procTracker) start(cmd *exec.Cmd, command, logPath string) (*bgProc, e
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &bgProc{pid: cmd.Process.Pid, command: command, logPath: logPath, done: make(chan struct{})}
+	guard, _ := childproc.Watch(cmd.Process.Pid) // fails only if the group is gone already
+	p := &bgProc{pid: cmd.Process.Pid, command: command, logPath: logPath, done: make(chan struct{}), guard: guard}
 	go func() {
 		_ = cmd.Wait() // the outcome is read from ProcessState
 		p.state = cmd.ProcessState
@@ -59,15 +70,24 @@ func (pt *procTracker) start(cmd *exec.Cmd, command, logPath string) (*bgProc, e
 	return p, nil
 }
 
-// trackGroup records jobs a foreground command left running in group pgid.
-func (pt *procTracker) trackGroup(pgid int, pids []int) {
+// trackGroup records jobs a foreground command left running in group
+// pgid, and takes over the group's guard.
+func (pt *procTracker) trackGroup(pgid int, pids []int, guard *childproc.Guard) {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	if pt.closed {
 		killLeftovers(pgid, pids)
+		guard.Close()
 		return
 	}
-	pt.groups[pgid] = append(pt.groups[pgid], pids...)
+	g := pt.groups[pgid]
+	g.pids = append(g.pids, pids...)
+	if g.guard == nil {
+		g.guard = guard
+	} else {
+		guard.Close()
+	}
+	pt.groups[pgid] = g
 }
 
 // killLeftovers kills group pgid if one of its recorded jobs is still in
@@ -95,8 +115,9 @@ func (pt *procTracker) close() error {
 	pt.bg, pt.groups = nil, nil
 	pt.mu.Unlock()
 
-	for pgid, pids := range groups {
-		killLeftovers(pgid, pids)
+	for pgid, g := range groups {
+		killLeftovers(pgid, g.pids)
+		g.guard.Close()
 	}
 	var errs []error
 	for _, p := range bg {
@@ -114,6 +135,7 @@ func (pt *procTracker) close() error {
 		case <-deadline:
 			errs = append(errs, fmt.Errorf("background command %d (%s) did not exit", p.pid, p.command))
 		}
+		p.guard.Close()
 		_ = os.Remove(p.logPath)
 	}
 	return errors.Join(errs...)
@@ -136,7 +158,7 @@ func (t *shellTool) runBackground(ctx context.Context, req shellRequest) (Result
 	// goroutine, nothing that ties the process to this call.
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	childproc.Prepare(cmd)
 	p, err := t.procs.start(cmd, req.command, logPath)
 	logFile.Close()
 	if err != nil {

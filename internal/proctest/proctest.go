@@ -4,6 +4,8 @@ package proctest
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,4 +35,59 @@ func Eventually(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// HelperEnv makes a test binary act as a helper process instead of running
+// its tests: its value names what the helper does. The package's TestMain
+// checks it (see Helper).
+const HelperEnv = "AGENTRY_TEST_HELPER"
+
+// HelperDirEnv is the directory a helper process works in.
+const HelperDirEnv = "AGENTRY_TEST_HELPER_DIR"
+
+// Helper returns the helper mode and directory a test binary was started
+// with by StartHelper, and whether it was.
+func Helper() (mode, dir string, ok bool) {
+	mode = os.Getenv(HelperEnv)
+	return mode, os.Getenv(HelperDirEnv), mode != ""
+}
+
+// StartHelper runs the test binary again as a helper process doing mode in
+// dir, with extra variables added to its environment. The helper is
+// SIGKILLed at the end of the test if it is still running.
+func StartHelper(t testing.TB, mode, dir string, extra ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append([]string{HelperEnv + "=" + mode, HelperDirEnv + "=" + dir}, extra...)...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting helper %s: %v", mode, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait() // SIGKILLed by the test; its status says nothing
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	return cmd
+}
+
+// WaitPID waits until path holds a process id, as a helper writes it, and
+// returns it.
+func WaitPID(t testing.TB, path string) int {
+	t.Helper()
+	var pid int
+	Eventually(t, "a pid in "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		pid = n
+		return err == nil && n > 0
+	})
+	return pid
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -128,6 +129,10 @@ func New(o Options) *mcp.Server {
 		func(context.Context, *mcp.CallToolRequest, noIn) (*mcp.CallToolResult, any, error) {
 			wd, _ := os.Getwd()
 			return text(fmt.Sprintf("pid=%d cwd=%s var=%s", os.Getpid(), wd, os.Getenv("MCPTOOLS_TEST"))), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: p + "environ", Description: "Returns the server's whole environment, one variable a line."},
+		func(context.Context, *mcp.CallToolRequest, noIn) (*mcp.CallToolResult, any, error) {
+			return text(strings.Join(os.Environ(), "\n")), nil, nil
 		})
 	if o.Crash != nil {
 		mcp.AddTool(s, &mcp.Tool{Name: p + "crash", Description: "Exits the server mid-call."},
