@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/aymanbagabas/go-udiff"
 
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/runtime"
@@ -329,7 +328,7 @@ func fileDiff(path, before, after string, existed bool) *devtool.FileDiff {
 	if existed {
 		fd.OldContent = &before
 	}
-	fd.FormattedDiff = udiff.Unified(fd.FileName, fd.FileName, before, after)
+	fd.FormattedDiff = tools.UnifiedDiff(fd.FileName, before, after)
 	return fd
 }
 

@@ -2,6 +2,9 @@ package tools
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -77,4 +80,144 @@ func TestDiffSnippet(t *testing.T) {
 	if got := diffSnippet("", "new", 5); got != "new" {
 		t.Errorf("new file snippet = %q", got)
 	}
+}
+
+// TestUnifiedDiffIsValid checks on random texts that diffing only the
+// region between the common prefix and suffix gives a unified diff that
+// turns before into after, with the line counts lineChanges reports.
+func TestUnifiedDiffIsValid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := []string{"a", "b", "c", "", "x y"}
+	text := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(words[rng.IntN(len(words))])
+			b.WriteByte('\n')
+		}
+		s := b.String()
+		if rng.IntN(4) == 0 {
+			s = strings.TrimSuffix(s, "\n") // no final newline
+		}
+		return s
+	}
+	for i := range 2000 {
+		before := text(rng.IntN(30))
+		after := before
+		switch rng.IntN(3) {
+		case 0:
+			after = text(rng.IntN(30))
+		case 1: // a small edit somewhere
+			lines := strings.SplitAfter(before, "\n")
+			j := rng.IntN(len(lines))
+			lines[j] = words[rng.IntN(len(words))] + "\n"
+			after = strings.Join(lines, "")
+		}
+		got := UnifiedDiff("f", before, after)
+		applied, err := applyUnified(got, before)
+		if err != nil || applied != after {
+			t.Fatalf("case %d: UnifiedDiff(%q, %q) =\n%s\napplies as %q, %v", i, before, after, got, applied, err)
+		}
+		added, removed := 0, 0
+		if got != "" {
+			// Past the two header lines, a line's first byte is its kind.
+			for _, l := range strings.Split(got, "\n")[2:] {
+				switch {
+				case strings.HasPrefix(l, "+"):
+					added++
+				case strings.HasPrefix(l, "-"):
+					removed++
+				}
+			}
+		}
+		if _, a, r, _ := lineChanges(before, after); a != added || r != removed {
+			t.Fatalf("case %d: lineChanges(%q, %q) = +%d -%d, the unified diff has +%d -%d", i, before, after, a, r, added, removed)
+		}
+	}
+}
+
+// TestUnifiedDiffTooLarge diffs a small change in a large file in full,
+// and summarises a large change.
+func TestUnifiedDiffTooLarge(t *testing.T) {
+	var a, b strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&a, "line %d\n", i)
+		if i == 50_000 {
+			b.WriteString("changed\n")
+		} else {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+	}
+	got := UnifiedDiff("f", a.String(), b.String())
+	if !strings.Contains(got, "@@ -49998,7 +49998,7 @@") || !strings.Contains(got, "-line 50000\n+changed\n") {
+		t.Errorf("diff of a one-line change in a large file:\n%s", got)
+	}
+	got = UnifiedDiff("f", a.String(), strings.ReplaceAll(b.String(), "line", "LINE"))
+	if got != "[file too large to show a diff: 100000 lines from line 1 replaced by 100000 lines]\n" {
+		t.Errorf("diff of a large change = %q", got)
+	}
+}
+
+var hunkHeader = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@`)
+
+// applyUnified applies a unified diff of one file to before.
+func applyUnified(diff, before string) (string, error) {
+	if diff == "" {
+		return before, nil
+	}
+	old := strings.SplitAfter(before, "\n")
+	if old[len(old)-1] == "" {
+		old = old[:len(old)-1]
+	}
+	var out []string
+	left := 0
+	prev := byte(0)
+	for _, l := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "+++ "):
+			continue
+		case strings.HasPrefix(l, "@@ "):
+			h := hunkHeader.FindStringSubmatch(l)
+			if h == nil {
+				return "", fmt.Errorf("bad hunk header %q", l)
+			}
+			from, _ := strconv.Atoi(h[1])
+			n := 1
+			if h[2] != "" {
+				n, _ = strconv.Atoi(h[2])
+			}
+			start := from - 1
+			if n == 0 {
+				start = from
+			}
+			for ; left < start; left++ {
+				out = append(out, old[left])
+			}
+		case l == "":
+			return "", fmt.Errorf("empty line in diff")
+		case l[0] == ' ':
+			if left >= len(old) || strings.TrimSuffix(old[left], "\n") != l[1:] {
+				return "", fmt.Errorf("context %q does not match line %d", l, left+1)
+			}
+			out = append(out, old[left])
+			left++
+		case l[0] == '-':
+			if left >= len(old) || strings.TrimSuffix(old[left], "\n") != l[1:] {
+				return "", fmt.Errorf("removed %q does not match line %d", l, left+1)
+			}
+			left++
+		case l[0] == '+':
+			out = append(out, l[1:]+"\n")
+		case l[0] == '\\':
+			if prev == '+' {
+				out[len(out)-1] = strings.TrimSuffix(out[len(out)-1], "\n")
+			}
+		default:
+			return "", fmt.Errorf("unexpected line %q", l)
+		}
+		if l != "" {
+			prev = l[0]
+		}
+	}
+	out = append(out, old[left:]...)
+	return strings.Join(out, ""), nil
 }

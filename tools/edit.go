@@ -2,10 +2,7 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"google.golang.org/genai"
@@ -119,8 +116,8 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeFileCreatingDirs(e.abs, e.final); err != nil {
-		return Result{}, writeError(e.abs, err)
+	if err := t.ws.writeFile(e.abs, []byte(e.final)); err != nil {
+		return Result{}, err
 	}
 	if e.isNew {
 		return Result{
@@ -205,17 +202,9 @@ func (t *editTool) plan(callArgs map[string]any) (edit, error) {
 		return edit{}, err
 	}
 
-	if err := checkWritable(abs); err != nil {
+	raw, exists, err := readExisting(t.ws, "replace", abs)
+	if err != nil {
 		return edit{}, err
-	}
-	raw, err := os.ReadFile(abs)
-	exists := true
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		exists = false
-	case err != nil:
-		return edit{}, &Error{Type: ErrReadContentFailure,
-			Msg: fmt.Sprintf("Failed to read content of existing file: %s: %v", abs, err), Err: err}
 	}
 
 	if !exists {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentry-dev/agentry/internal/safefs"
 )
 
 // Limits of read_file and read_many_files, gemini-cli's values.
@@ -67,8 +68,9 @@ var binaryExtensions = map[string]bool{
 }
 
 // detectFileType classifies a file by extension and, where that is not
-// conclusive, by content, as gemini-cli's detectFileType does.
-func detectFileType(p string) fileType {
+// conclusive, by content, as gemini-cli's detectFileType does. binary
+// sniffs the start of the file; it is called only when needed.
+func detectFileType(p string, binary func() bool) fileType {
 	ext := strings.ToLower(filepath.Ext(p))
 	switch ext {
 	case ".ts", ".mts", ".cts":
@@ -86,7 +88,7 @@ func detectFileType(p string) fileType {
 		case strings.HasPrefix(mt, "audio/"), strings.HasPrefix(mt, "video/"):
 			// A text file can wear a media extension; only call it
 			// media if its content is binary.
-			if !isBinaryFile(p) {
+			if !binary() {
 				return typeText
 			}
 			if strings.HasPrefix(mt, "audio/") {
@@ -98,21 +100,17 @@ func detectFileType(p string) fileType {
 	if binaryExtensions[ext] {
 		return typeBinary
 	}
-	if isBinaryFile(p) {
+	if binary() {
 		return typeBinary
 	}
 	return typeText
 }
 
-// isBinaryFile sniffs the start of a file.
-func isBinaryFile(p string) bool {
-	f, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
+// sniffBinary reads the start of an open file, without moving its offset,
+// and tells whether it looks binary.
+func sniffBinary(f *os.File) bool {
 	buf := make([]byte, binarySniffLength)
-	n, _ := io.ReadFull(f, buf)
+	n, _ := f.ReadAt(buf, 0)
 	return isBinary(buf[:n])
 }
 
@@ -237,15 +235,6 @@ func decodeText(b []byte) string {
 	return string(b)
 }
 
-// readTextFile reads a whole file as text.
-func readTextFile(p string) (string, error) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return "", err
-	}
-	return decodeText(b), nil
-}
-
 // splitLines splits on \n and \r\n, as gemini-cli's content.split(/\r?\n/).
 func splitLines(s string) []string {
 	lines := strings.Split(s, "\n")
@@ -293,37 +282,69 @@ type fileContent struct {
 	size      int64  // media files
 }
 
+// openedFile is a file opened for reading by the file tools, classified.
+type openedFile struct {
+	f    *os.File
+	fi   fs.FileInfo
+	kind fileType
+}
+
+// openForRead opens abs (a path returned by Resolve) confined to its
+// workspace root, checks that it is a regular file and classifies it.
+// The caller closes it.
+func openForRead(ws *Workspace, abs string) (*openedFile, error) {
+	f, fi, err := ws.openFile(abs)
+	if err != nil {
+		var te *Error
+		switch {
+		case errors.As(err, &te):
+			return nil, err
+		case errors.Is(err, fs.ErrNotExist):
+			e := Errorf(ErrFileNotFound,
+				"File not found: %s. Could not read file because no file was found at the specified path; check the path, or use glob or list_directory to find the file.", abs)
+			e.Display = "File not found."
+			return nil, e
+		}
+		return nil, &Error{Type: ErrReadContentFailure, Msg: fmt.Sprintf("Error reading file %s: %v", abs, err), Err: err}
+	}
+	if fi.IsDir() {
+		f.Close()
+		e := Errorf(ErrTargetIsDirectory,
+			"Path is a directory, not a file: %s. Use list_directory to see its contents.", abs)
+		e.Display = "Path is a directory."
+		return nil, e
+	}
+	if !fi.Mode().IsRegular() {
+		// A FIFO or device could block the read forever.
+		f.Close()
+		return nil, Errorf(ErrReadContentFailure, "Cannot read %s: it is not a regular file (%s).", abs, fi.Mode().Type())
+	}
+	return &openedFile{f: f, fi: fi, kind: detectFileType(abs, func() bool { return sniffBinary(f) })}, nil
+}
+
+func (o *openedFile) Close() error { return o.f.Close() }
+
 // readFileContent reads one file for the model, as gemini-cli's
 // processSingleFileContent: text files are sliced to a line range (the first
 // 2000 lines by default) with over-long lines cut; binary and media files
 // are reported rather than shown. rel is the path to show.
-func readFileContent(abs, rel string, start, end int) (fileContent, error) {
-	fi, err := os.Stat(abs)
+func readFileContent(ws *Workspace, abs, rel string, start, end int) (fileContent, error) {
+	o, err := openForRead(ws, abs)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			e := Errorf(ErrFileNotFound,
-				"File not found: %s. Could not read file because no file was found at the specified path; check the path, or use glob or list_directory to find the file.", abs)
-			e.Display = "File not found."
-			return fileContent{}, e
-		}
-		return fileContent{}, &Error{Type: ErrReadContentFailure, Msg: fmt.Sprintf("Error reading file %s: %v", abs, err), Err: err}
+		return fileContent{}, err
 	}
-	if fi.IsDir() {
-		e := Errorf(ErrTargetIsDirectory,
-			"Path is a directory, not a file: %s. Use list_directory to see its contents.", abs)
-		e.Display = "Path is a directory."
-		return fileContent{}, e
-	}
-	if !fi.Mode().IsRegular() {
-		// A FIFO or device could block the read forever.
-		return fileContent{}, Errorf(ErrReadContentFailure, "Cannot read %s: it is not a regular file (%s).", abs, fi.Mode().Type())
-	}
+	defer o.Close()
+	return o.content(abs, rel, start, end)
+}
+
+// content is readFileContent for an opened file.
+func (o *openedFile) content(abs, rel string, start, end int) (fileContent, error) {
+	fi, kind := o.fi, o.kind
 	if fi.Size() > maxFileSizeBytes {
 		return fileContent{}, Errorf(ErrFileTooLarge,
 			"File size exceeds the %dMB limit: %s (%.2fMB). Use grep_search to find the relevant part, or run_shell_command with head, tail or sed to read part of it.",
 			maxFileSizeBytes>>20, abs, float64(fi.Size())/(1<<20))
 	}
-	kind := detectFileType(abs)
 	switch kind {
 	case typeBinary:
 		return fileContent{
@@ -348,17 +369,18 @@ func readFileContent(abs, rel string, start, end int) (fileContent, error) {
 				display: "Skipped large SVG file (>1MB): " + rel,
 			}, nil
 		}
-		text, err := readTextFile(abs)
+		b, err := readAllBounded(o.f, fi.Size(), maxSVGSizeBytes)
 		if err != nil {
 			return fileContent{}, readError(abs, err)
 		}
-		return fileContent{kind: kind, text: text, display: "Read SVG as text: " + rel}, nil
+		return fileContent{kind: kind, text: decodeText(b), display: "Read SVG as text: " + rel}, nil
 	}
 
-	text, err := readTextFile(abs)
+	b, err := readAllBounded(o.f, fi.Size(), maxFileSizeBytes)
 	if err != nil {
 		return fileContent{}, readError(abs, err)
 	}
+	text := decodeText(b)
 	lines := splitLines(text)
 	total := len(lines)
 	from, to := 0, min(maxLinesTextFile, total)
@@ -429,27 +451,65 @@ func writeError(abs string, err error) *Error {
 	return &Error{Type: ErrFileWriteFailure, Msg: fmt.Sprintf("Error writing to file '%s': %v", abs, err), Err: err}
 }
 
+// readExisting reads the file that write_file or replace (tool) is about
+// to change, confined to its workspace root. A missing file is reported by
+// exists; a directory, FIFO or device is refused without being read or
+// blocking on; a file over the read_file size limit is refused, since the
+// tools hold it, and diff it, in memory.
+func readExisting(ws *Workspace, tool, abs string) (content []byte, exists bool, err error) {
+	// Stat first, so that a device found at the path is not even opened;
+	// the confined open below catches anything swapped in after.
+	if fi, err := os.Stat(abs); err == nil {
+		if err := checkWritable(abs, fi); err != nil {
+			return nil, false, err
+		}
+	}
+	f, fi, err := ws.openFile(abs)
+	if err != nil {
+		var te *Error
+		switch {
+		case errors.As(err, &te):
+			return nil, false, err
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, false, nil
+		}
+		return nil, false, &Error{Type: ErrReadContentFailure,
+			Msg: fmt.Sprintf("Failed to read content of existing file: %s: %v", abs, err), Err: err}
+	}
+	defer f.Close()
+	if err := checkWritable(abs, fi); err != nil {
+		return nil, false, err
+	}
+	if fi.Size() > maxFileSizeBytes {
+		return nil, false, tooLargeToEdit(tool, abs, fi.Size())
+	}
+	b, err := readAllBounded(f, fi.Size(), maxFileSizeBytes)
+	if errors.Is(err, safefs.ErrTooLarge) {
+		return nil, false, tooLargeToEdit(tool, abs, maxFileSizeBytes+1)
+	}
+	if err != nil {
+		return nil, false, &Error{Type: ErrReadContentFailure,
+			Msg: fmt.Sprintf("Failed to read content of existing file: %s: %v", abs, err), Err: err}
+	}
+	return b, true, nil
+}
+
+// tooLargeToEdit is the error for a file write_file or replace will not
+// read.
+func tooLargeToEdit(tool, abs string, size int64) error {
+	return Errorf(ErrFileTooLarge,
+		"File %s is too large for %s: %.2f MB, over the %d MB limit on files it reads to make and show the change. Use run_shell_command to change a file this large (for example with sed, or by writing the new content with a command).",
+		abs, tool, float64(size)/(1<<20), maxFileSizeBytes>>20)
+}
+
 // checkWritable rejects an existing path that is not a regular file: a
 // directory, or a FIFO or device that would block or misbehave.
-func checkWritable(abs string) error {
-	fi, err := os.Stat(abs)
+func checkWritable(abs string, fi fs.FileInfo) error {
 	switch {
-	case err != nil:
-		return nil // missing (created later) or unreadable (the write reports it)
 	case fi.IsDir():
 		return Errorf(ErrTargetIsDirectory, "Path is a directory, not a file: %s", abs)
 	case !fi.Mode().IsRegular():
 		return Errorf(ErrFileWriteFailure, "Cannot write %s: it is not a regular file (%s).", abs, fi.Mode().Type())
 	}
 	return nil
-}
-
-// writeFileCreatingDirs writes content to abs, creating missing parent
-// directories. An existing file keeps its mode; a new one gets 0644 less the
-// umask.
-func writeFileCreatingDirs(abs, content string) error {
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(abs, []byte(content), 0o644)
 }

@@ -158,7 +158,7 @@ func (t *globTool) Execute(ctx context.Context, call Call) (Result, error) {
 			if !m.match(e.rel) || seen[e.abs] {
 				return nil
 			}
-			st, ok := statRegularInWorkspace(t.ws, e)
+			_, st, ok := statRegularInWorkspace(t.ws, e)
 			if !ok {
 				return nil
 			}
@@ -223,19 +223,22 @@ func (t *globTool) Execute(ctx context.Context, call Call) (Result, error) {
 }
 
 // statRegularInWorkspace reports whether a walked entry is a regular file,
-// or a symlink to a regular file inside the workspace, and stats it.
-func statRegularInWorkspace(ws *Workspace, e walkEntry) (fs.FileInfo, bool) {
+// or a symlink to a regular file inside the workspace, and returns the
+// real path to open it by and its FileInfo.
+func statRegularInWorkspace(ws *Workspace, e walkEntry) (string, fs.FileInfo, bool) {
+	real := e.abs
 	if e.entry.Type()&fs.ModeSymlink != 0 {
-		real, err := resolveReal(e.abs)
+		var err error
+		real, err = resolveReal(e.abs)
 		if err != nil || !ws.Contains(real) {
-			return nil, false
+			return "", nil, false
 		}
 	}
-	st, err := os.Stat(e.abs)
+	st, err := os.Stat(real)
 	if err != nil || !st.Mode().IsRegular() {
-		return nil, false
+		return "", nil, false
 	}
-	return st, true
+	return real, st, true
 }
 
 // patternForDir makes pattern relative to dir: a leading "./" is dropped

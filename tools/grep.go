@@ -223,7 +223,7 @@ func (t *grepTool) Execute(ctx context.Context, call Call) (Result, error) {
 	default:
 		where = "in the workspace directory"
 	}
-	return formatGrep(matches, &gp, where), nil
+	return formatGrep(t.ws, matches, &gp, where), nil
 }
 
 // searchDir searches the files below dir, returning at most limit matches.
@@ -241,12 +241,12 @@ func (t *grepTool) searchDir(ctx context.Context, f *fileFilter, dir, prefix str
 		if seen[e.abs] {
 			return nil
 		}
-		st, ok := statRegularInWorkspace(t.ws, e)
+		real, st, ok := statRegularInWorkspace(t.ws, e)
 		if !ok || st.Size() > maxFileSizeBytes {
 			return nil
 		}
 		seen[e.abs] = true
-		b, err := os.ReadFile(e.abs)
+		b, err := t.ws.readFile(real, maxFileSizeBytes)
 		if err != nil || isBinary(b[:min(len(b), binarySniffLength)]) {
 			return nil
 		}
@@ -260,7 +260,7 @@ func (t *grepTool) searchDir(ctx context.Context, f *fileFilter, dir, prefix str
 			if !gp.re.MatchString(line) || (gp.exclude != nil && gp.exclude.MatchString(line)) {
 				continue
 			}
-			out = append(out, grepMatch{file: prefix + e.rel, abs: e.abs, line: i + 1, text: line})
+			out = append(out, grepMatch{file: prefix + e.rel, abs: real, line: i + 1, text: line})
 			if len(out) >= limit {
 				return errLimit
 			}
@@ -277,7 +277,7 @@ func (t *grepTool) searchDir(ctx context.Context, f *fileFilter, dir, prefix str
 }
 
 // formatGrep renders matches as gemini-cli's formatGrepResults does.
-func formatGrep(all []grepMatch, gp *grepParams, where string) Result {
+func formatGrep(ws *Workspace, all []grepMatch, gp *grepParams, where string) Result {
 	filter := ""
 	if gp.incl != "" {
 		filter = fmt.Sprintf(" (filter: %q)", gp.incl)
@@ -323,7 +323,7 @@ func formatGrep(all []grepMatch, gp *grepParams, where string) Result {
 	// With few matches, show context around them so the model can often
 	// skip reading the files (gemini-cli found this saves ~10% of turns).
 	if count <= 3 {
-		addAutoContext(byFile, order, count)
+		addAutoContext(ws, byFile, order, count)
 	}
 	term := "matches"
 	if count == 1 {
@@ -356,14 +356,14 @@ func formatGrep(all []grepMatch, gp *grepParams, where string) Result {
 
 // addAutoContext replaces each file's matches by the matches plus 50 lines
 // of context around a single match, or 15 around each of two or three.
-func addAutoContext(byFile map[string][]grepMatch, order []string, count int) {
+func addAutoContext(ws *Workspace, byFile map[string][]grepMatch, order []string, count int) {
 	n := 15
 	if count == 1 {
 		n = 50
 	}
 	for _, file := range order {
 		ms := byFile[file]
-		b, err := os.ReadFile(ms[0].abs)
+		b, err := ws.readFile(ms[0].abs, maxFileSizeBytes)
 		if err != nil {
 			continue
 		}

@@ -3,13 +3,17 @@ package tools
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/agentry-dev/agentry/internal/safefs"
 )
 
 // Ignore files. .geminiignore is honoured so that a repository set up for
@@ -135,20 +139,29 @@ type fileFilter struct {
 	root    string
 	base    string // the git top when gitignore applies, else root
 	opts    filteringOptions
+	warn    *warnings
 	git     bool
 	exclude []ignoreRule            // .git/info/exclude
 	dirs    map[string][]ignoreRule // .gitignore rules by directory
 	extra   []ignoreRule            // .geminiignore and .agentryignore
 }
 
-func newFileFilter(root string, opts filteringOptions) *fileFilter {
-	f := &fileFilter{root: root, base: root, opts: opts, dirs: map[string][]ignoreRule{}}
+// maxIgnoreFileBytes bounds what is read of one ignore file. Real ones are
+// a few kilobytes; a larger one is skipped (with a warning), as is one that
+// is not a regular file or that a symlink leads to outside the directory
+// it is read from.
+const maxIgnoreFileBytes = 1 << 20
+
+// newFileFilter returns the filter for root; warn (which may be nil)
+// receives ignore files that had to be skipped.
+func newFileFilter(root string, opts filteringOptions, warn *warnings) *fileFilter {
+	f := &fileFilter{root: root, base: root, opts: opts, warn: warn, dirs: map[string][]ignoreRule{}}
 	if opts.gitIgnore {
 		if top, ok := gitTop(root); ok {
 			f.git = true
 			f.base = top
-			if b, err := os.ReadFile(filepath.Join(top, ".git", "info", "exclude")); err == nil {
-				f.exclude = compileIgnoreFile(string(b), "")
+			if b, ok := f.readIgnoreFile(top, filepath.Join(".git", "info", "exclude")); ok {
+				f.exclude = compileIgnoreFile(b, "")
 			}
 		}
 	}
@@ -160,16 +173,33 @@ func newFileFilter(root string, opts filteringOptions) *fileFilter {
 		}
 		// Later rules win, so the file read last takes precedence.
 		for _, name := range []string{geminiIgnoreFile, agentryIgnoreFile} {
-			if b, err := os.ReadFile(filepath.Join(root, name)); err == nil {
-				f.extra = append(f.extra, compileIgnoreFile(string(b), rootRel)...)
+			if b, ok := f.readIgnoreFile(root, name); ok {
+				f.extra = append(f.extra, compileIgnoreFile(b, rootRel)...)
 			}
 		}
 	}
 	return f
 }
 
+// readIgnoreFile reads the ignore file name beneath dir, which it may not
+// leave (the workspace root, or the git top above it). A file that is
+// missing is silently absent; one that cannot be used safely — a FIFO, a
+// device, a symlink leading out of dir, a file over maxIgnoreFileBytes —
+// is skipped with a warning, and the tools go on without its rules.
+func (f *fileFilter) readIgnoreFile(dir, name string) (string, bool) {
+	b, err := safefs.ReadFileIn(dir, name, maxIgnoreFileBytes)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			f.warn.warn("ignore file skipped, its rules do not apply", filepath.Join(dir, name), err)
+		}
+		return "", false
+	}
+	return string(b), true
+}
+
 // gitTop returns the top of the git work tree containing dir: the nearest
-// ancestor holding a .git directory or file.
+// ancestor holding a .git directory or file. It only looks at the entries
+// (lstat), so a .git that is a FIFO or a device cannot block it.
 func gitTop(dir string) (string, bool) {
 	for d := dir; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
@@ -247,8 +277,8 @@ func (f *fileFilter) gitRules(dir string) []ignoreRule {
 		return r
 	}
 	var rules []ignoreRule
-	if b, err := os.ReadFile(filepath.Join(f.base, filepath.FromSlash(dir), gitIgnoreFile)); err == nil {
-		rules = compileIgnoreFile(string(b), dir)
+	if b, ok := f.readIgnoreFile(f.base, filepath.Join(filepath.FromSlash(dir), gitIgnoreFile)); ok {
+		rules = compileIgnoreFile(b, dir)
 	}
 	f.dirs[dir] = rules
 	return rules
@@ -283,7 +313,7 @@ func (fs *filters) forPath(abs string) *fileFilter {
 	if f, ok := fs.m[root]; ok {
 		return f
 	}
-	f := newFileFilter(root, fs.opts)
+	f := newFileFilter(root, fs.opts, fs.ws.warnings)
 	fs.m[root] = f
 	return f
 }
@@ -309,8 +339,16 @@ var errSkipDir = fs.SkipDir
 // symlinks, never entering coreExcludedDirs. With prune set, directories the
 // ignore files exclude are not entered and excluded entries are not
 // reported; otherwise they are reported with ignored set, so callers can
-// count what the ignore files hid, as gemini-cli's tools do.
+// count what the ignore files hid, as gemini-cli's tools do. Directories
+// are opened beneath f's root, so a directory swapped for a symlink during
+// the walk cannot lead it outside.
 func walk(ctx context.Context, f *fileFilter, start string, prune bool, fn func(walkEntry) error) error {
+	start = filepath.Clean(start)
+	startRel, err := filepath.Rel(f.root, start)
+	if err != nil || startRel == ".." || strings.HasPrefix(startRel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("walk %s: not inside the workspace root %s", start, f.root)
+	}
+	startRel = filepath.ToSlash(startRel)
 	startIgnored := f.ignored(start, true)
 	if startIgnored && prune {
 		return nil
@@ -319,13 +357,13 @@ func walk(ctx context.Context, f *fileFilter, start string, prune bool, fn func(
 	// costs one rule evaluation however deep it lies.
 	ignoredDirs := map[string]bool{start: startIgnored}
 	n := 0
-	return filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(confinedDirs{f.root}, startRel, func(rel string, d fs.DirEntry, err error) error {
 		if n++; n%256 == 0 {
 			if err := ctx.Err(); err != nil {
 				return context.Cause(ctx)
 			}
 		}
-		if p == start {
+		if rel == startRel {
 			if err != nil {
 				return err
 			}
@@ -339,6 +377,7 @@ func walk(ctx context.Context, f *fileFilter, start string, prune bool, fn func(
 			}
 			return nil
 		}
+		p := filepath.Join(f.root, filepath.FromSlash(rel))
 		isDir := d.IsDir()
 		if isDir && coreExcludedDirs[d.Name()] {
 			return errSkipDir
@@ -357,8 +396,8 @@ func walk(ctx context.Context, f *fileFilter, start string, prune bool, fn func(
 		if ign && prune {
 			return nil
 		}
-		rel, _ := filepath.Rel(start, p)
-		err = fn(walkEntry{abs: p, rel: filepath.ToSlash(rel), entry: d, ignored: ign})
+		relStart, _ := filepath.Rel(start, p)
+		err = fn(walkEntry{abs: p, rel: filepath.ToSlash(relStart), entry: d, ignored: ign})
 		if errors.Is(err, errSkipDir) && !isDir {
 			return nil
 		}
@@ -375,7 +414,7 @@ type Ignorer struct{ f *fileFilter }
 // NewIgnorer returns the Ignorer for one workspace root (an absolute,
 // symlink-resolved directory).
 func NewIgnorer(root string) *Ignorer {
-	return &Ignorer{f: newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true})}
+	return &Ignorer{f: newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true}, &warnings{})}
 }
 
 // Ignored reports whether the absolute path abs is excluded.

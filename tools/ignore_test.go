@@ -54,7 +54,7 @@ func TestFileFilter(t *testing.T) {
 		{"a.log", false, filteringOptions{}, false},
 		{".git", true, all, true},
 	} {
-		f := newFileFilter(ws, tc.opts)
+		f := newFileFilter(ws, tc.opts, nil)
 		if got := f.ignored(filepath.Join(ws, filepath.FromSlash(tc.rel)), tc.isDir); got != tc.ignored {
 			t.Errorf("ignored(%q, dir=%v, %+v) = %v, want %v", tc.rel, tc.isDir, tc.opts, got, tc.ignored)
 		}
@@ -62,7 +62,7 @@ func TestFileFilter(t *testing.T) {
 
 	// Nothing below an excluded directory can be re-included.
 	writeFiles(t, top, map[string]string{".gitignore": "out/\n!out/keep.txt\n"})
-	if f := newFileFilter(top, all); !f.ignored(filepath.Join(top, "out", "keep.txt"), false) {
+	if f := newFileFilter(top, all, nil); !f.ignored(filepath.Join(top, "out", "keep.txt"), false) {
 		t.Error("a file below an excluded directory was re-included")
 	}
 }
@@ -70,7 +70,7 @@ func TestFileFilter(t *testing.T) {
 func TestFileFilterWithoutGit(t *testing.T) {
 	root := realDir(t)
 	writeFiles(t, root, map[string]string{".gitignore": "*.log\n", ".geminiignore": "secret/\n"})
-	f := newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true})
+	f := newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true}, nil)
 	if f.ignored(filepath.Join(root, "a.log"), false) {
 		t.Error(".gitignore applied outside a git repository")
 	}
@@ -89,7 +89,7 @@ func TestWalk(t *testing.T) {
 		"gen/c.txt":         "",
 		"node_modules/d.js": "",
 	})
-	f := newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true})
+	f := newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true}, nil)
 	collect := func(prune bool) []string {
 		var got []string
 		err := walk(context.Background(), f, root, prune, func(e walkEntry) error {

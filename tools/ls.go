@@ -112,7 +112,7 @@ func (t *lsTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if !fi.IsDir() {
 		return Result{}, Errorf(ErrPathIsNotDirectory, "Error: Path is not a directory: %s. Use read_file to read a file.", dir)
 	}
-	des, err := os.ReadDir(dir)
+	des, err := t.ws.readDir(dir)
 	if err != nil {
 		return Result{}, &Error{Type: ErrLsExecution, Msg: fmt.Sprintf("Error listing directory: %v", err), Err: err}
 	}

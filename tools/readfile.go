@@ -99,7 +99,7 @@ func (t *readFileTool) Execute(ctx context.Context, call Call) (Result, error) {
 			"File path '%s' is ignored by configured ignore patterns (.gitignore, .geminiignore or .agentryignore). Use run_shell_command (e.g. cat) if you really need to read it.", abs)
 	}
 	rel := t.ws.display(abs)
-	fc, err := readFileContent(abs, rel, start, end)
+	fc, err := readFileContent(t.ws, abs, rel, start, end)
 	if err != nil {
 		return Result{}, err
 	}

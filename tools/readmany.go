@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -192,7 +193,7 @@ func (t *readManyTool) Execute(ctx context.Context, call Call) (Result, error) {
 	ex := newExcludeSet(append(excludes, exclude...))
 
 	flts := newFilters(t.ws, opts)
-	files := map[string]bool{}
+	files := map[string]string{} // the path found to the real path to open
 	var skipped []skippedFile
 	ignored := 0
 	for _, root := range t.ws.Roots() {
@@ -228,10 +229,11 @@ func (t *readManyTool) Execute(ctx context.Context, call Call) (Result, error) {
 				}
 				return nil
 			}
-			if files[e.abs] || !anyMatch(ms, e.rel) || ex.file(e.rel) {
+			if files[e.abs] != "" || !anyMatch(ms, e.rel) || ex.file(e.rel) {
 				return nil
 			}
-			if _, ok := statRegularInWorkspace(t.ws, e); !ok {
+			real, _, ok := statRegularInWorkspace(t.ws, e)
+			if !ok {
 				if e.entry.Type()&fs.ModeSymlink != 0 {
 					skipped = append(skipped, skippedFile{e.abs, "Security: Path not in workspace"})
 				}
@@ -241,7 +243,7 @@ func (t *readManyTool) Execute(ctx context.Context, call Call) (Result, error) {
 				ignored++
 				return nil
 			}
-			files[e.abs] = true
+			files[e.abs] = real
 			return nil
 		})
 		if err != nil {
@@ -268,14 +270,11 @@ func (t *readManyTool) Execute(ctx context.Context, call Call) (Result, error) {
 			return Result{}, cancelled(ctx, "read_many_files")
 		}
 		rel := t.ws.display(abs)
-		switch detectFileType(abs) {
-		case typeImage, typePDF, typeAudio:
-			if !explicitlyRequested(include, abs) {
-				skipped = append(skipped, skippedFile{rel, "asset file (image/pdf/audio) was not explicitly requested by name or extension"})
-				continue
-			}
+		fc, err := readManyContent(t.ws, include, files[abs], abs, rel)
+		if errors.Is(err, errNotRequested) {
+			skipped = append(skipped, skippedFile{rel, "asset file (image/pdf/audio) was not explicitly requested by name or extension"})
+			continue
 		}
-		fc, err := readFileContent(abs, rel, 0, 0)
 		if err != nil {
 			skipped = append(skipped, skippedFile{rel, "Read error: " + err.Error()})
 			continue
@@ -308,6 +307,28 @@ func (t *readManyTool) Execute(ctx context.Context, call Call) (Result, error) {
 		Display:    display,
 		Data:       map[string]any{"files": read, "skipped": skipped},
 	}, nil
+}
+
+// errNotRequested: an image, audio or PDF file that no include pattern
+// names.
+var errNotRequested = errors.New("asset file not explicitly requested")
+
+// readManyContent reads one file for read_many_files, which skips image,
+// audio and PDF files the include patterns do not name. real is the
+// symlink-free path to open, abs the path found, rel the path to show.
+func readManyContent(ws *Workspace, include []string, real, abs, rel string) (fileContent, error) {
+	o, err := openForRead(ws, real)
+	if err != nil {
+		return fileContent{}, err
+	}
+	defer o.Close()
+	switch o.kind {
+	case typeImage, typePDF, typeAudio:
+		if !explicitlyRequested(include, abs) {
+			return fileContent{}, errNotRequested
+		}
+	}
+	return o.content(abs, rel, 0, 0)
 }
 
 // explicitlyRequested reports whether some include pattern names the file's

@@ -18,16 +18,20 @@ const maxSymlinkHops = 255
 // roots (settings' includeDirectories). Every root is stored as an absolute,
 // symlink-resolved path, and every path a tool touches is resolved the same
 // way before it is checked, so a symlink inside the workspace cannot lead a
-// tool outside it. A Workspace is immutable and safe for concurrent use.
+// tool outside it. The tools open files through the workspace too, confined
+// to the root that contains them, so that a symlink swapped in after the
+// check cannot lead them out either. A Workspace is immutable and safe for
+// concurrent use.
 type Workspace struct {
-	roots []string
+	roots    []string
+	warnings *warnings // about ignore files that had to be skipped
 }
 
 // NewWorkspace returns a workspace whose primary root is root and whose
 // other roots are extra. Each root must exist and be a directory; relative
 // roots are taken relative to the process's working directory.
 func NewWorkspace(root string, extra ...string) (*Workspace, error) {
-	ws := &Workspace{}
+	ws := &Workspace{warnings: &warnings{}}
 	for _, r := range append([]string{root}, extra...) {
 		if r == "" {
 			return nil, errors.New("workspace root is empty")

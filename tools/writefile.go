@@ -2,9 +2,7 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"google.golang.org/genai"
@@ -60,8 +58,8 @@ func (t *writeFileTool) Execute(ctx context.Context, call Call) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeFileCreatingDirs(w.abs, w.final); err != nil {
-		return Result{}, writeError(w.abs, err)
+	if err := t.ws.writeFile(w.abs, []byte(w.final)); err != nil {
+		return Result{}, err
 	}
 
 	diff := newFileDiff(w.abs, w.before, w.final)
@@ -115,23 +113,15 @@ func (t *writeFileTool) plan(callArgs map[string]any) (write, error) {
 	if err != nil {
 		return write{}, err
 	}
-	if err := checkWritable(abs); err != nil {
-		return write{}, err
-	}
 	if len(omissionPlaceholders(content)) > 0 {
 		return write{}, Errorf(ErrInvalidParams,
 			"`content` contains an omission placeholder (for example 'rest of methods ...'). Provide complete file content.")
 	}
-
-	before, err := readTextFile(abs)
-	isNew := false
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		isNew, before = true, ""
-	case err != nil:
-		return write{}, &Error{Type: ErrFileWriteFailure,
-			Msg: fmt.Sprintf("Error checking existing file '%s': %v", abs, err), Err: err}
+	raw, exists, err := readExisting(t.ws, "write_file", abs)
+	if err != nil {
+		return write{}, err
 	}
+	isNew, before := !exists, decodeText(raw)
 
 	final := content
 	// Keep an existing file's CRLF line endings, as gemini-cli does.
