@@ -146,3 +146,40 @@ func TestYoloWritesProtectedPaths(t *testing.T) {
 		t.Errorf(".git/config = %q, want the yolo write", b)
 	}
 }
+
+// swappingApprover approves, after pointing the symlink link at target: a
+// process swapping the link while a human reads the prompt.
+type swappingApprover struct{ link, target string }
+
+func (a swappingApprover) Approve(context.Context, ApprovalRequest) (Outcome, error) {
+	tmp := a.link + ".new"
+	if err := os.Symlink(a.target, tmp); err != nil {
+		return Cancel, err
+	}
+	return ProceedOnce, os.Rename(tmp, a.link)
+}
+
+// TestApprovedWriteRedirectedIntoGitRefused: a write approved for d/config,
+// with d a link to an ordinary directory, is refused when d has been
+// swapped for a link to .git before the call runs.
+func TestApprovedWriteRedirectedIntoGitRefused(t *testing.T) {
+	root, ts := protectedWorkspace(t)
+	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("sub", filepath.Join(root, "d")); err != nil {
+		t.Fatal(err)
+	}
+	b := newScript(
+		callTurn("", fc("w1", "write_file", map[string]any{"file_path": "d/config", "content": fsmonitor})),
+		textTurn("done"))
+	approver := swappingApprover{link: filepath.Join(root, "d"), target: ".git"}
+	s := newTestSession(t, b, Config{Tools: ts, Policy: mustPolicy(t, "default"), Approver: approver})
+	run(t, s, "write d/config")
+	if got, _ := os.ReadFile(filepath.Join(root, ".git", "config")); string(got) != "[core]\n" {
+		t.Fatalf(".git/config was written through a swapped link: %q", got)
+	}
+	if msg, _ := toolOutput(t, b, "w1")["error"].(string); !strings.Contains(msg, "a protected path") {
+		t.Errorf("the model read %q, want it to say the target became a protected path", msg)
+	}
+}

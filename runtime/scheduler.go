@@ -12,6 +12,7 @@ import (
 	"google.golang.org/adk/v2/tool/toolutils"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
@@ -85,6 +86,15 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		args = map[string]any{}
 	}
 
+	// The protected path (tools.ProtectedPath) the call writes as decided;
+	// checked again just before it runs, since a symlink swapped on the
+	// way (while a human reads the prompt, say) could redirect an approved
+	// write into .git.
+	guarded := st.policy.Mode() != config.ApprovalYolo
+	var decidedFor string
+	if guarded {
+		decidedFor, _, _ = protectedTarget(st.t, args)
+	}
 	decision, denyMsg := st.policy.Decide(st.t, args)
 	if decision == Allow && ss != nil && ss.mustAsk(callID) {
 		decision = Ask
@@ -124,6 +134,9 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		}
 		if err == nil && edited != nil && (outcome == ProceedOnce || outcome == ProceedAlways) {
 			args = edited
+			if guarded {
+				decidedFor, _, _ = protectedTarget(st.t, args)
+			}
 		}
 		if errors.Is(err, ErrNoHuman) {
 			// As without an approver: nobody decided.
@@ -157,6 +170,12 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		info.decision = "accept"
 	}
 
+	if guarded {
+		if p, why, ok := protectedTarget(st.t, args); ok && p != decidedFor {
+			info.errType = tools.ErrPolicyViolation
+			return nil, fmt.Errorf("%s no longer writes the file it was allowed to write: it now resolves to %s, a protected path (%s); the call was not run", st.t.Name(), p, why)
+		}
+	}
 	if o, ok := st.approver.(ExecutionObserver); ok {
 		o.Executing(ctx, callID)
 	}
