@@ -138,6 +138,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Roots:      ws.Roots(),
 		FileNames:  s.Context.FileName,
 		Trusted:    s.Trusted,
+		Logger:     opts.Logger,
 	}
 	memory, err := processors.LoadMemory(memoryConfig)
 	if err != nil {
