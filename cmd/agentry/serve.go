@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/safefs"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/protocol"
@@ -369,6 +370,10 @@ func (m memory) Show(_ context.Context, workspace string) (string, []string, err
 // save_memory heads its own.
 const memorySection = "## Added Memories"
 
+// maxMemoryFileBytes bounds the memory file /memory add rewrites: the cap
+// on a context file, beyond which it would not be read anyway.
+const maxMemoryFileBytes = 1 << 20
+
 func (m memory) Add(_ context.Context, fact string) (string, error) {
 	s := m.ws.base
 	name := "AGENTRY.md"
@@ -379,7 +384,16 @@ func (m memory) Add(_ context.Context, fact string) (string, error) {
 	if err := os.MkdirAll(s.Home, 0o700); err != nil {
 		return "", err
 	}
-	old, err := os.ReadFile(path)
+	// The file may be a symlink into a dotfile repository: it is updated
+	// where it leads, and stays a symlink.
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real
+	}
+	old, err := safefs.ReadFile(target, maxMemoryFileBytes)
+	if why := safefs.Refusal(err, maxMemoryFileBytes, ""); why != "" {
+		return "", fmt.Errorf("memory file %s: %s", path, why)
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
@@ -397,8 +411,9 @@ func (m memory) Add(_ context.Context, fact string) (string, error) {
 		text += "\n"
 	}
 	text += "- " + fact + "\n"
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		return "", err
+	// Atomically: a full disk or a crash leaves the old file intact.
+	if err := safefs.WriteFileIn(filepath.Dir(target), filepath.Base(target), []byte(text), 0o600); err != nil {
+		return "", fmt.Errorf("memory file %s: %w", path, err)
 	}
 	return path, nil
 }
