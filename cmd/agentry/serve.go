@@ -63,7 +63,7 @@ var serveFlagKeys = map[string]string{
 	"on-disconnect": "a2a.onDisconnect",
 }
 
-func newServeCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
+func newServeCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -80,7 +80,7 @@ once to stderr. A client's workspace_path must lie inside --allowed-root
 (default the workspace); whether a workspace is trusted is decided here, never
 by the client.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			*exit = serveMain(cmd.Context(), cmd, f, io, sigs)
+			*exit = serveMain(cmd.Context(), cmd, f, io, in)
 			return nil
 		},
 	}
@@ -107,7 +107,7 @@ func addSessionFlags(fl *pflag.FlagSet, model *string, yolo *bool, mode *string,
 	fl.BoolVar(trust, "trust-workspace", false, "trust the workspace: read its settings and .env")
 }
 
-func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio, sigs <-chan os.Signal) int {
+func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio, in *interrupts) int {
 	fail := func(err error) int {
 		code, _ := exitFor(err)
 		fmt.Fprintf(io.err, "agentry serve: %v\n", err)
@@ -187,6 +187,9 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	}
 	hs := newHTTPServer(g.Wrap(srv.Handler()))
 
+	// From the listening line on, a signal shuts the server down
+	// gracefully; before it, a signal exits at once.
+	sigs := in.handle()
 	// The token line comes first: whoever waits for the listening line
 	// (a supervisor, a test) then has the token too.
 	if tokenSource == "" {
