@@ -299,7 +299,7 @@ func TestLoadUntrusted(t *testing.T) {
 func TestReadFileTooLarge(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "big.md")
 	write(t, file, agent("big", "b")+strings.Repeat("x", maxFileSize))
-	if _, err := ReadFile(file); err == nil || !strings.HasSuffix(err.Error(), "larger than 1024 KiB") {
+	if _, err := ReadFile(file); err == nil || !strings.HasSuffix(err.Error(), "larger than 1 MiB") {
 		t.Errorf("error %v", err)
 	}
 }

@@ -3,12 +3,12 @@ package agents
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/agentry-dev/agentry/internal/safefs"
 )
 
 // maxFileSize bounds a definition file: a system prompt, not a corpus.
@@ -31,13 +31,13 @@ func (c LoadConfig) Dirs() []ScopedDir {
 	var out []ScopedDir
 	if c.Workspace != "" && c.Trusted {
 		out = append(out,
-			ScopedDir{filepath.Join(c.Workspace, ".agentry", "agents"), ScopeProject},
-			ScopedDir{filepath.Join(c.Workspace, ".gemini", "agents"), ScopeProject})
+			ScopedDir{filepath.Join(c.Workspace, ".agentry", "agents"), ScopeProject, c.Workspace},
+			ScopedDir{filepath.Join(c.Workspace, ".gemini", "agents"), ScopeProject, c.Workspace})
 	}
 	if c.Home != "" {
 		out = append(out,
-			ScopedDir{filepath.Join(c.Home, ".agentry", "agents"), ScopeUser},
-			ScopedDir{filepath.Join(c.Home, ".gemini", "agents"), ScopeUser})
+			ScopedDir{filepath.Join(c.Home, ".agentry", "agents"), ScopeUser, ""},
+			ScopedDir{filepath.Join(c.Home, ".gemini", "agents"), ScopeUser, ""})
 	}
 	return out
 }
@@ -46,6 +46,10 @@ func (c LoadConfig) Dirs() []ScopedDir {
 type ScopedDir struct {
 	Dir   string
 	Scope Scope
+	// Root confines the reads: a workspace's definitions are read only
+	// from files beneath the workspace, never through a symlink leading
+	// out of it. "" for the user's own, which may be symlinks anywhere.
+	Root string
 }
 
 // Load reads every definition: a trusted workspace's first, then the
@@ -60,20 +64,24 @@ func Load(cfg LoadConfig) ([]Definition, []error) {
 	seen := map[string]string{}
 	if cfg.Workspace != "" && !cfg.Trusted {
 		for _, d := range (LoadConfig{Workspace: cfg.Workspace, Trusted: true}).Dirs() {
-			if names, _ := mdFiles(d.Dir); len(names) > 0 {
+			if names, _ := mdFiles(d.Root, d.Dir); len(names) > 0 {
 				errs = append(errs, fmt.Errorf("%w: the agent definitions in %s are not loaded; trust the workspace (--trust-workspace) to use them", ErrUntrusted, d.Dir))
 			}
 		}
 	}
 	for _, d := range cfg.Dirs() {
-		names, err := mdFiles(d.Dir)
+		names, err := mdFiles(d.Root, d.Dir)
 		if err != nil {
-			errs = append(errs, &LoadError{File: d.Dir, Msg: fmt.Sprintf("cannot list the directory: %v", err)})
+			why := safefs.Refusal(err, 0, "the workspace")
+			if why == "" {
+				why = err.Error()
+			}
+			errs = append(errs, &LoadError{File: d.Dir, Msg: "cannot list the directory: " + why})
 			continue
 		}
 		for _, name := range names {
 			file := filepath.Join(d.Dir, name)
-			found, err := ReadFile(file)
+			found, err := readIn(d.Root, file)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -92,27 +100,38 @@ func Load(cfg LoadConfig) ([]Definition, []error) {
 	return defs, errs
 }
 
-// ReadFile reads the definitions of one file.
+// ReadFile reads the definitions of one file: a regular file (a symlink
+// to one is followed) of at most 1 MiB. A FIFO or a device is refused
+// without blocking.
 func ReadFile(file string) ([]Definition, error) {
-	f, err := os.Open(file)
+	return readIn("", file)
+}
+
+// readIn reads the definitions of file, confined to root unless root is "".
+func readIn(root, file string) ([]Definition, error) {
+	var data []byte
+	var err error
+	if root == "" {
+		data, err = safefs.ReadFile(file, maxFileSize)
+	} else {
+		data, err = safefs.ReadFileIn(root, file, maxFileSize)
+	}
+	if why := safefs.Refusal(err, maxFileSize, "the workspace"); why != "" {
+		return nil, &LoadError{File: file, Msg: why}
+	}
 	if err != nil {
 		return nil, &LoadError{File: file, Msg: fmt.Sprintf("cannot read: %v", err)}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, &LoadError{File: file, Msg: fmt.Sprintf("cannot read: %v", err)}
-	}
-	if len(data) > maxFileSize {
-		return nil, &LoadError{File: file, Msg: fmt.Sprintf("larger than %d KiB", maxFileSize>>10)}
 	}
 	return Parse(file, data)
 }
 
-// mdFiles lists a directory's definition files: regular *.md files whose
-// names do not start with "_", sorted. A missing directory has none.
-func mdFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
+// mdFiles lists a directory's definition files: *.md entries other than
+// directories whose names do not start with "_", sorted. A FIFO, a device
+// or a symlink is listed too, so that reading it says why it is refused
+// (or follows the symlink, for the user's own files). A missing directory
+// has none.
+func mdFiles(root, dir string) ([]string, error) {
+	entries, err := safefs.ReadDirIn(root, dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -121,7 +140,7 @@ func mdFiles(dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range entries {
-		if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), "_") || !strings.HasSuffix(e.Name(), ".md") {
+		if e.IsDir() || strings.HasPrefix(e.Name(), "_") || !strings.HasSuffix(e.Name(), ".md") {
 			continue
 		}
 		out = append(out, e.Name())

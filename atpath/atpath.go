@@ -35,13 +35,17 @@ var (
 	ErrOutside = errors.New("outside the workspace")
 	// ErrRead marks a failure to read the referenced files.
 	ErrRead = errors.New("cannot read the referenced files")
+	// ErrNotRegular marks a reference to a FIFO, a device or a socket,
+	// which is never opened: reading one could block or never end.
+	ErrNotRegular = errors.New("not a regular file or directory (a FIFO, a device or a socket)")
 )
 
 // RefError is a reference Expand could not use.
 type RefError struct {
 	// Ref is the reference as written, with its "@".
 	Ref string
-	// Err is ErrNotFound, ErrOutside or ErrRead, possibly wrapped.
+	// Err is ErrNotFound, ErrOutside, ErrNotRegular or ErrRead, possibly
+	// wrapped.
 	Err error
 }
 
@@ -234,6 +238,9 @@ func resolve(ctx context.Context, ws *tools.Workspace, set *tools.Set, p *part) 
 		fi, err := os.Stat(real)
 		if err != nil {
 			continue
+		}
+		if !fi.IsDir() && !fi.Mode().IsRegular() {
+			return nil, false, refErr(ErrNotRegular)
 		}
 		if tools.NewIgnorer(rootOf(roots, filepath.Clean(c))).Ignored(filepath.Clean(c), fi.IsDir()) {
 			return nil, true, nil

@@ -3,8 +3,6 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -23,22 +21,35 @@ func credentialKeys() []string {
 	}
 }
 
+// envFile is a .env file and, for a workspace's, the workspace it is
+// confined to ("" for the user's own; see readLimited).
+type envFile struct {
+	path, root string
+}
+
 // envFiles lists the .env files to read, most specific first, with
 // gemini-cli's .gemini/.env beside agentry's .agentry/.env. The workspace
 // ones are read only in a trusted workspace, and only in the workspace
 // itself: gemini-cli walks up to the file system root, but a parent
 // directory is outside what the user trusted.
-func envFiles(workspace, userHome, home string, trusted bool) []string {
-	var files []string
+func envFiles(workspace, userHome, home string, trusted bool) []envFile {
+	var files []envFile
 	if trusted {
 		files = append(files, workspaceEnvFiles(workspace)...)
 	}
-	return append(files, filepath.Join(home, ".env"), filepath.Join(userHome, geminiDir, ".env"), filepath.Join(userHome, ".env"))
+	return append(files,
+		envFile{path: filepath.Join(home, ".env")},
+		envFile{path: filepath.Join(userHome, geminiDir, ".env")},
+		envFile{path: filepath.Join(userHome, ".env")})
 }
 
 // workspaceEnvFiles are a workspace's .env files, most specific first.
-func workspaceEnvFiles(workspace string) []string {
-	return []string{filepath.Join(workspace, ".agentry", ".env"), filepath.Join(workspace, geminiDir, ".env"), filepath.Join(workspace, ".env")}
+func workspaceEnvFiles(workspace string) []envFile {
+	var out []envFile
+	for _, p := range []string{filepath.Join(workspace, ".agentry", ".env"), filepath.Join(workspace, geminiDir, ".env"), filepath.Join(workspace, ".env")} {
+		out = append(out, envFile{path: p, root: workspace})
+	}
+	return out
 }
 
 // readEnvFile parses a .env file with gotenv. A missing file yields nil,
@@ -46,18 +57,14 @@ func workspaceEnvFiles(workspace string) []string {
 // process variables. It does expand $VAR references, reading the process
 // environment for them; that is read-only and only affects files the user
 // trusts.
-func readEnvFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+func readEnvFile(file envFile) (map[string]string, error) {
+	path := file.path
+	data, err := readLimited(file.root, path, maxEnvBytes)
 	if missing(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read .env file", Err: err}
-	}
-	defer f.Close()
-	data, err := io.ReadAll(f)
-	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read .env file", Err: err}
+		return nil, readError(path, ".env file", maxEnvBytes, err)
 	}
 	env, err := gotenv.StrictParse(bytes.NewReader(data))
 	if err != nil && filepath.Base(filepath.Dir(path)) == geminiDir {
@@ -100,7 +107,7 @@ func envFileKeys() []string {
 // readEnvFiles returns, for each of keys, its value in the first file that
 // sets it (non-empty). Nothing is written to the process environment, so a
 // .env value cannot leak into the commands agentry runs.
-func readEnvFiles(files, keys []string) (map[string]string, error) {
+func readEnvFiles(files []envFile, keys []string) (map[string]string, error) {
 	vals := map[string]string{}
 	for _, file := range files {
 		env, err := readEnvFile(file)
@@ -171,7 +178,7 @@ func ignoredEnvFiles(workspace string) []string {
 			}
 		}
 		if len(keys) > 0 {
-			warnings = append(warnings, fmt.Sprintf("%s ignored (it sets %s): the workspace is not trusted", file, strings.Join(keys, ", ")))
+			warnings = append(warnings, fmt.Sprintf("%s ignored (it sets %s): the workspace is not trusted", file.path, strings.Join(keys, ", ")))
 		}
 	}
 	return warnings

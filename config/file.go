@@ -7,23 +7,55 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/agentry-dev/agentry/internal/safefs"
 )
+
+// Caps on the files agentry reads on its own: a settings file (and
+// gemini-cli's trustedFolders.json) and a .env file are a few kilobytes;
+// anything larger is refused rather than read.
+const (
+	maxSettingsBytes = 1 << 20
+	maxEnvBytes      = 1 << 20
+)
+
+// readLimited reads a file agentry opens on its own initiative: a regular
+// file of at most limit bytes, opened without blocking on a FIFO or a
+// device. A workspace file (root is the workspace) is confined to root: a
+// symlink leading outside is not followed. The user's own files (root "")
+// may be symlinks anywhere, as dotfile managers make them.
+func readLimited(root, path string, limit int64) ([]byte, error) {
+	if root == "" {
+		return safefs.ReadFile(path, limit)
+	}
+	return safefs.ReadFileIn(root, path, limit)
+}
+
+// readError describes a file that could not be read: why it was refused,
+// or the I/O error.
+func readError(path, what string, limit int64, err error) *Error {
+	if why := safefs.Refusal(err, limit, "the workspace"); why != "" {
+		return &Error{File: path, Msg: fmt.Sprintf("cannot read %s: %s", what, why)}
+	}
+	return &Error{File: path, Msg: "cannot read " + what, Err: err}
+}
 
 // readSettingsFile reads and parses one settings file without validating
 // it against the schema, so that an untrusted workspace file can be
-// inspected without being accepted. A missing file yields nil, nil.
-func readSettingsFile(path string) (map[string]any, error) {
-	data, err := os.ReadFile(path)
+// inspected without being accepted. root is the workspace for a workspace
+// file, "" for the user's own (see readLimited). A missing file yields
+// nil, nil.
+func readSettingsFile(root, path string) (map[string]any, error) {
+	data, err := readLimited(root, path, maxSettingsBytes)
 	if missing(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read settings file", Err: err}
+		return nil, readError(path, "settings file", maxSettingsBytes, err)
 	}
 	return parseSettings(path, data)
 }

@@ -100,7 +100,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 
 	// User settings.
 	var userValues map[string]any
-	if raw, err := readSettingsFile(userPath); err != nil {
+	if raw, err := readSettingsFile("", userPath); err != nil {
 		return nil, err
 	} else if raw != nil {
 		if userValues, err = sch.validateFile(userPath, raw); err != nil {
@@ -205,7 +205,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 // geminiLayer). A file that cannot be read or parsed is skipped with a
 // warning: it is gemini-cli's, and gemini-cli reports it in its own terms.
 func (s *schema) mergeGemini(v *viper.Viper, path string, structured map[string]any, origins map[string]origin, warnings *[]string) error {
-	raw, err := readSettingsFile(path)
+	raw, err := readSettingsFile("", path)
 	if err != nil {
 		*warnings = append(*warnings, fmt.Sprintf("%v (gemini-cli's file, ignored)", err))
 		return nil
@@ -233,7 +233,7 @@ func (s *schema) mergeWorkspace(v *viper.Viper, st *Settings, path, userCounterp
 		return nil
 	}
 	gemini := filepath.Base(filepath.Dir(path)) == geminiDir
-	raw, err := readSettingsFile(path)
+	raw, err := readSettingsFile(st.Workspace, path)
 	switch {
 	case raw == nil && err == nil:
 		return nil

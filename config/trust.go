@@ -153,7 +153,7 @@ func nearestRule(rules []trustRule, dir string) (trustRule, bool) {
 // A relative folder is skipped with a warning: trust must not depend on the
 // directory agentry starts in.
 func readTrustedFolders(path string) ([]trustRule, []string, error) {
-	raw, err := readSettingsFile(path)
+	raw, err := readSettingsFile("", path)
 	if err != nil || raw == nil {
 		return nil, nil, err
 	}

@@ -3,15 +3,18 @@ package processors
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentry-dev/agentry/internal/safefs"
 )
 
 // maxContextFileBytes bounds one context file, so a huge file in the
-// workspace cannot swamp every request.
+// workspace cannot swamp every request (or exhaust memory); a larger file
+// is skipped with a warning.
 const maxContextFileBytes = 1 << 20
 
 // Memory is the text of the hierarchical context files.
@@ -39,6 +42,10 @@ type MemoryConfig struct {
 	// context only from trusted workspaces: an untrusted repository must
 	// not get to write the agent's instructions.
 	Trusted bool
+	// Logger gets a warning for each context file skipped (a FIFO, a
+	// device, a symlink leading outside the repository, a file larger than
+	// 1 MiB); default slog.Default().
+	Logger *slog.Logger
 }
 
 // LoadMemory reads the context files, as gemini-cli's memory discovery does:
@@ -47,10 +54,13 @@ type MemoryConfig struct {
 // wrapped in "--- Context from: path ---" markers.
 func LoadMemory(cfg MemoryConfig) (Memory, error) {
 	var m Memory
-	seen := map[string]bool{}
+	r := contextReader{names: cfg.FileNames, seen: map[string]bool{}, log: cfg.Logger}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
 	var global, project []contextFile
 	for _, dir := range cfg.GlobalDirs {
-		files, err := readContextFiles(dir, cfg.FileNames, seen)
+		files, err := r.read("", dir)
 		if err != nil {
 			return Memory{}, err
 		}
@@ -58,8 +68,15 @@ func LoadMemory(cfg MemoryConfig) (Memory, error) {
 	}
 	if cfg.Trusted {
 		for _, root := range cfg.Roots {
-			for _, dir := range dirsFromCeiling(root) {
-				files, err := readContextFiles(dir, cfg.FileNames, seen)
+			chain := dirsFromCeiling(root)
+			// Project files are confined to the outermost directory read:
+			// the git root, or the root itself.
+			ceiling := chain[0]
+			if real, err := filepath.EvalSymlinks(ceiling); err == nil {
+				ceiling = real
+			}
+			for _, dir := range chain {
+				files, err := r.read(ceiling, dir)
 				if err != nil {
 					return Memory{}, err
 				}
@@ -79,34 +96,47 @@ type contextFile struct {
 	path, content string
 }
 
-func readContextFiles(dir string, names []string, seen map[string]bool) ([]contextFile, error) {
+// contextReader reads the context files of directories, each once.
+type contextReader struct {
+	names []string
+	seen  map[string]bool // resolved paths read
+	log   *slog.Logger
+}
+
+// read returns the context files of dir. With a ceiling (project files),
+// a file must resolve beneath it; without (the user's own files), symlinks
+// lead anywhere. Either way a file must be regular and at most
+// maxContextFileBytes, and it is opened without blocking.
+func (r *contextReader) read(ceiling, dir string) ([]contextFile, error) {
 	var out []contextFile
-	for _, name := range names {
+	for _, name := range r.names {
 		p := filepath.Join(dir, name)
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			continue // absent or dangling: nothing to read
 		}
-		if seen[real] {
+		if r.seen[real] {
 			continue
 		}
-		info, err := os.Stat(real)
-		if err != nil || !info.Mode().IsRegular() {
+		var b []byte
+		if ceiling == "" {
+			b, err = safefs.ReadFile(real, maxContextFileBytes)
+		} else {
+			// real has no symlinks left, but one may be swapped in: the
+			// read itself stays beneath the ceiling.
+			b, err = safefs.ReadFileIn(ceiling, real, maxContextFileBytes)
+		}
+		if why := safefs.Refusal(err, maxContextFileBytes, ceiling); why != "" {
+			r.log.Warn("context file skipped", "file", p, "reason", why)
 			continue
 		}
-		seen[real] = true
-		f, err := os.Open(real)
-		if err != nil {
-			if errors.Is(err, fs.ErrPermission) {
-				continue
-			}
-			return nil, fmt.Errorf("read context file %s: %w", p, err)
+		if errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
-		b, err := io.ReadAll(io.LimitReader(f, maxContextFileBytes))
-		f.Close()
 		if err != nil {
 			return nil, fmt.Errorf("read context file %s: %w", p, err)
 		}
+		r.seen[real] = true
 		out = append(out, contextFile{path: p, content: string(b)})
 	}
 	return out, nil

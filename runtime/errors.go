@@ -19,6 +19,9 @@ const (
 	ExitTurnLimit = 53
 	ExitFatalTool = 54
 	ExitUntrusted = 55
+	// ExitStorage is agentry's own: its files (the session store, a
+	// transcript) cannot be written — a full disk, a read-only file system.
+	ExitStorage   = 56
 	ExitCancelled = 130
 )
 
@@ -63,6 +66,7 @@ var errorClasses = []errorClass{
 	{as[*FatalToolError](), statusInternal, "FatalToolExecutionError", ExitFatalTool},
 	{is(llm.ErrNoCredentials), statusUnauth, "FatalAuthenticationError", ExitAuth},
 	{is(llm.ErrUnknownModel), statusInvalidArg, "FatalConfigError", ExitConfig},
+	{is(ErrStorage), statusInternal, "FatalStorageError", ExitStorage},
 	{is(ErrSetup), statusInvalidArg, "FatalConfigError", ExitConfig},
 	{is(ErrNoSession), statusInvalidArg, "FatalInputError", ExitInput},
 	{is(ErrNoMessage), statusInvalidArg, "FatalInputError", ExitInput},

@@ -118,7 +118,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	// Tools spill output and keep background logs in the project's
 	// temporary directory.
 	if err := os.MkdirAll(s.TempDir(), 0o700); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		return nil, &StorageError{What: "temporary directory", Path: s.TempDir(), Hint: homeHint, Err: err}
 	}
 	set, err := tools.NewSet(tools.Config{
 		Workspace:    ws,
@@ -140,6 +140,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Roots:      ws.Roots(),
 		FileNames:  s.Context.FileName,
 		Trusted:    s.Trusted,
+		Logger:     opts.Logger,
 	}
 	memory, err := processors.LoadMemory(memoryConfig)
 	if err != nil {

@@ -259,7 +259,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	var rec *recorder
 	if cfg.Transcript != nil {
 		if rec, err = openRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log); err != nil {
-			return nil, fmt.Errorf("runtime: %w", err)
+			return nil, &StorageError{What: "transcript", Path: cfg.Transcript.Path, Hint: homeHint, Err: err}
 		}
 		sc.closers = append(sc.closers, rec.close)
 	}

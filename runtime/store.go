@@ -43,7 +43,7 @@ func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc s
 		path := s.SessionDBPath()
 		st, err := sessions.OpenSQLite(ctx, path, sessions.WithLogger(log))
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: session store %s: %w", ErrSetup, path, err)
+			return nil, nil, &StorageError{What: "session store", Path: path, Hint: sessionStoreHint, Err: err}
 		}
 		return st, st.Close, nil
 	}

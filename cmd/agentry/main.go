@@ -49,12 +49,18 @@ type stdio struct {
 
 // Main runs the agentry command line and returns the exit code.
 func Main(ctx context.Context, args []string, io stdio) int {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	// Signals are caught first of all, so that none is ever ignored: see
+	// interrupts.
+	raw := make(chan os.Signal, 2)
+	signal.Notify(raw, os.Interrupt, syscall.SIGTERM)
+	defer func() {
+		signal.Stop(raw)
+		close(raw)
+	}()
+	in := watchInterrupts(raw, io.err, os.Exit)
 
 	exit := 0
-	root := newRoot(io, sigs, &exit)
+	root := newRoot(io, in, &exit)
 	root.SetArgs(spaceSeparatedResume(root, args))
 	if err := root.ExecuteContext(ctx); err != nil {
 		// Errors from run itself were already reported with their exit
@@ -69,7 +75,7 @@ func Main(ctx context.Context, args []string, io stdio) int {
 
 // newRoot builds the command tree; the commands store their exit code in
 // exit.
-func newRoot(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
+func newRoot(io stdio, in *interrupts, exit *int) *cobra.Command {
 	rf := &runFlags{}
 	root := &cobra.Command{
 		Use:   "agentry [-p PROMPT] [flags]",
@@ -88,7 +94,7 @@ With run's flags and no command, agentry runs the prompt headless, exactly as
 			if cmd.Flags().NFlag() == 0 {
 				return cmd.Help()
 			}
-			*exit = runMain(cmd.Context(), cmd, rf, args, io, sigs)
+			*exit = runMain(cmd.Context(), cmd, rf, args, io, in)
 			return nil
 		},
 	}
@@ -96,7 +102,10 @@ With run's flags and no command, agentry runs the prompt headless, exactly as
 	root.SetIn(io.in)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.AddCommand(newRunCommand(io, sigs, exit), newSessionsCommand(io, exit), newBatchCommand(io, sigs, exit), newAgentsCommand(io, exit), newServeCommand(io, sigs, exit), newVersionCommand(io))
+	// A batch handles signals from its start: its results so far are kept.
+	batch := newBatchCommand(io, in.c, exit)
+	batch.PreRun = func(*cobra.Command, []string) { in.handle() }
+	root.AddCommand(newRunCommand(io, in, exit), newSessionsCommand(io, exit), batch, newAgentsCommand(io, exit), newServeCommand(io, in, exit), newVersionCommand(io))
 	return root
 }
 

@@ -85,5 +85,5 @@ func TestSessionTitle(t *testing.T) {
 func newRootForTest(t *testing.T) *cobra.Command {
 	t.Helper()
 	var out strings.Builder
-	return newRoot(stdio{in: strings.NewReader(""), out: &out, err: &out}, make(chan os.Signal), new(int))
+	return newRoot(stdio{in: strings.NewReader(""), out: &out, err: &out}, &interrupts{c: make(chan os.Signal, 1)}, new(int))
 }

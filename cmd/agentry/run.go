@@ -67,7 +67,7 @@ var flagKeys = map[string]string{
 	"include-directories": "context.includeDirectories",
 }
 
-func newRunCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
+func newRunCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
 		Use:   "run [-p PROMPT] [PROMPT...]",
@@ -80,7 +80,7 @@ format chosen with -o: text (the agent's answer), json (one object), stream-json
 (JSON lines: init, message, tool_use, tool_result, error, result) or events (the
 agent protocol's events as JSON lines). Progress and warnings go to stderr.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			*exit = runMain(cmd.Context(), cmd, f, args, io, sigs)
+			*exit = runMain(cmd.Context(), cmd, f, args, io, in)
 			return nil
 		},
 	}
@@ -126,7 +126,7 @@ type inputError struct{ msg string }
 
 func (e *inputError) Error() string { return e.msg }
 
-func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string, io stdio, sigs <-chan os.Signal) int {
+func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string, io stdio, in *interrupts) int {
 	start := time.Now()
 	// Until the settings are loaded, report in the format the flag asked
 	// for, so a script reading JSON gets JSON even for a bad setting.
@@ -230,7 +230,8 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 	}
 
 	// Ctrl-C aborts the stream (agent_end aborted, exit 130); a second one
-	// exits at once.
+	// exits at once. Before this point a signal exits at once.
+	sigs := in.handle()
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

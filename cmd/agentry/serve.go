@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/safefs"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/protocol"
@@ -62,7 +63,7 @@ var serveFlagKeys = map[string]string{
 	"on-disconnect": "a2a.onDisconnect",
 }
 
-func newServeCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
+func newServeCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
 	f := &serveFlags{}
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -79,7 +80,7 @@ once to stderr. A client's workspace_path must lie inside --allowed-root
 (default the workspace); whether a workspace is trusted is decided here, never
 by the client.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			*exit = serveMain(cmd.Context(), cmd, f, io, sigs)
+			*exit = serveMain(cmd.Context(), cmd, f, io, in)
 			return nil
 		},
 	}
@@ -106,7 +107,7 @@ func addSessionFlags(fl *pflag.FlagSet, model *string, yolo *bool, mode *string,
 	fl.BoolVar(trust, "trust-workspace", false, "trust the workspace: read its settings and .env")
 }
 
-func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio, sigs <-chan os.Signal) int {
+func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio, in *interrupts) int {
 	fail := func(err error) int {
 		code, _ := exitFor(err)
 		fmt.Fprintf(io.err, "agentry serve: %v\n", err)
@@ -186,6 +187,9 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	}
 	hs := newHTTPServer(g.Wrap(srv.Handler()))
 
+	// From the listening line on, a signal shuts the server down
+	// gracefully; before it, a signal exits at once.
+	sigs := in.handle()
 	// The token line comes first: whoever waits for the listening line
 	// (a supervisor, a test) then has the token too.
 	if tokenSource == "" {
@@ -369,6 +373,10 @@ func (m memory) Show(_ context.Context, workspace string) (string, []string, err
 // save_memory heads its own.
 const memorySection = "## Added Memories"
 
+// maxMemoryFileBytes bounds the memory file /memory add rewrites: the cap
+// on a context file, beyond which it would not be read anyway.
+const maxMemoryFileBytes = 1 << 20
+
 func (m memory) Add(_ context.Context, fact string) (string, error) {
 	s := m.ws.base
 	name := "AGENTRY.md"
@@ -379,7 +387,16 @@ func (m memory) Add(_ context.Context, fact string) (string, error) {
 	if err := os.MkdirAll(s.Home, 0o700); err != nil {
 		return "", err
 	}
-	old, err := os.ReadFile(path)
+	// The file may be a symlink into a dotfile repository: it is updated
+	// where it leads, and stays a symlink.
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real
+	}
+	old, err := safefs.ReadFile(target, maxMemoryFileBytes)
+	if why := safefs.Refusal(err, maxMemoryFileBytes, ""); why != "" {
+		return "", fmt.Errorf("memory file %s: %s", path, why)
+	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", err
 	}
@@ -397,8 +414,9 @@ func (m memory) Add(_ context.Context, fact string) (string, error) {
 		text += "\n"
 	}
 	text += "- " + fact + "\n"
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		return "", err
+	// Atomically: a full disk or a crash leaves the old file intact.
+	if err := safefs.WriteFileIn(filepath.Dir(target), filepath.Base(target), []byte(text), 0o600); err != nil {
+		return "", fmt.Errorf("memory file %s: %w", path, err)
 	}
 	return path, nil
 }
