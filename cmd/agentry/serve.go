@@ -144,6 +144,13 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 			return fail(err)
 		}
 		tokenSource = ""
+	} else if err := guard.CheckStrength(token); err != nil {
+		advice := fmt.Sprintf("use at least %d random characters, e.g. export %s=$(openssl rand -hex 32)", guard.MinTokenLength, tokenEnv)
+		if !loopback {
+			return fail(&inputError{fmt.Sprintf("--host %s makes the server reachable from other machines, and %v (from %s): %s",
+				f.host, err, tokenSource, advice)})
+		}
+		fmt.Fprintf(io.err, "agentry serve: warning: %v (from %s): other users of this machine could guess it; %s\n", err, tokenSource, advice)
 	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
@@ -167,10 +174,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	}
 	defer cleanup()
 
-	hosts := guard.LoopbackHosts(port)
-	if !loopback {
-		hosts = append(hosts, net.JoinHostPort(f.host, strconv.Itoa(port)))
-	}
+	hosts := guard.HostsFor(f.host, port)
 	hosts = append(hosts, settings.Security.A2A.AllowedHosts...)
 	hosts = append(hosts, f.allowedHosts...)
 	g, err := guard.New(guard.Config{
