@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/guard"
+	"github.com/agentry-dev/agentry/protocol/webhook"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -301,7 +301,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		BaseURL:          baseURL,
 		TaskStore:        tasks,
 		PushStore:        pushStore,
-		PushSender:       push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
+		PushSender:       webhook.NewSender(webhook.Config{Timeout: 10 * time.Second, AllowPrivate: privatePush, Logger: log}),
 		AllowPrivatePush: privatePush,
 		MaxTasks:         settings.A2A.MaxTasks,
 		OnDisconnect:     protocol.Disconnect(settings.A2A.OnDisconnect),
