@@ -24,6 +24,7 @@ import (
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/guard"
+	"github.com/agentry-dev/agentry/protocol/listen"
 	"github.com/agentry-dev/agentry/protocol/webhook"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
@@ -88,7 +89,7 @@ by the client.`,
 	fl.IntVar(&f.port, "port", DefaultServePort, "the port to listen on (0: any free port)")
 	addSessionFlags(fl, &f.model, &f.yolo, &f.approvalMode, &f.allowedTools, &f.workspace, &f.trustWorkspace)
 	fl.StringSliceVar(&f.allowedRoots, "allowed-root", nil, "a directory clients' workspaces may lie in (repeatable; default the workspace)")
-	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "a Host header value to accept besides localhost and 127.0.0.1 (repeatable)")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "a Host header value to accept besides the listening address, localhost, 127.0.0.1 and [::1] (repeatable)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "a browser origin allowed to call the server, e.g. http://localhost:3000 (repeatable; default none)")
 	fl.IntVar(&f.maxTasks, "max-tasks", 0, "tasks running at once (default 16)")
 	fl.StringVar(&f.onDisconnect, "on-disconnect", "", "when a streaming client disconnects: auto (abort unless it set a push config), abort or continue")
@@ -188,7 +189,13 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 		_ = ln.Close()
 		return fail(&inputError{err.Error()})
 	}
-	hs := newHTTPServer(g.Wrap(srv.Handler()))
+	limits, err := connLimits(settings)
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	ln = listen.Listener(ln, limits, log)
 
 	// The token line comes first: whoever waits for the listening line
 	// (a supervisor, a test) then has the token too.
@@ -230,13 +237,16 @@ func setGCPercent(pct int) error {
 	return nil
 }
 
-// newHTTPServer serves h over HTTP/1.1 and unencrypted HTTP/2, which
-// gRPC clients speak to a plain-text port.
-func newHTTPServer(h http.Handler) *http.Server {
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	return &http.Server{Handler: h, Protocols: &p, ReadHeaderTimeout: 10 * time.Second}
+// connLimits are the connection caps of the settings; the time bounds
+// are listen's defaults.
+func connLimits(s *config.Settings) (listen.Limits, error) {
+	if n := s.A2A.MaxConnections; n < 0 {
+		return listen.Limits{}, &inputError{fmt.Sprintf("a2a.maxConnections is %d: use 0 (the default, %d) or a positive number", n, listen.DefaultMaxConns)}
+	}
+	if n := s.A2A.MaxConnectionsPerAddress; n < 0 {
+		return listen.Limits{}, &inputError{fmt.Sprintf("a2a.maxConnectionsPerAddress is %d: use 0 (the default, %d) or a positive number", n, listen.DefaultMaxConnsPerAddr)}
+	}
+	return listen.Limits{MaxConns: s.A2A.MaxConnections, MaxConnsPerAddr: s.A2A.MaxConnectionsPerAddress}, nil
 }
 
 func isLoopback(host string) bool {
@@ -463,8 +473,13 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		_ = ln.Close()
 		return nil, &inputError{err.Error()}
 	}
-	hs := newHTTPServer(g.Wrap(srv.Handler()))
-	go func() { _ = hs.Serve(ln) }()
+	limits, err := connLimits(settings)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	go func() { _ = hs.Serve(listen.Listener(ln, limits, log)) }()
 	if printed {
 		fmt.Fprintf(io.err, "agentry run: A2A bearer token (shown once): %s\n", token)
 	}

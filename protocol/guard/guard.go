@@ -42,6 +42,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DefaultMaxBodyBytes is the request body cap used when Config.MaxBodyBytes
@@ -458,6 +459,18 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, ref refusal) {
 		slog.String("reason", ref.msg))
 
 	h := w.Header()
+	if ref.status == http.StatusUnauthorized || ref.status == http.StatusForbidden {
+		// A client without the token or from the wrong Host or Origin
+		// does not keep its connection: HTTP/1.1 closes it after the
+		// response, HTTP/2 sends GOAWAY and closes it once idle.
+		h.Set("Connection", "close")
+		if r.Body != nil && r.Body != http.NoBody {
+			// Nor does it get to trickle the body it announced: what
+			// the server would read of it after the response fails at
+			// once.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
+	}
 	if isGRPC(r) {
 		// A trailers-only response, as grpc-go servers send for an
 		// immediate error: status 200 and the gRPC status in the one
