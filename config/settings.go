@@ -246,6 +246,13 @@ type A2ASettings struct {
 	OnDisconnect string `json:"onDisconnect"`
 	// MaxBodyBytes bounds a request body (0: 4 MiB).
 	MaxBodyBytes int64 `json:"maxBodyBytes"`
+	// MaxConnections bounds the connections open at once (0: 1024);
+	// more are closed as soon as they are accepted.
+	MaxConnections int `json:"maxConnections"`
+	// MaxConnectionsPerAddress bounds the connections open at once from
+	// one IP address (0: 128); raise it when clients share an address
+	// (a reverse proxy).
+	MaxConnectionsPerAddress int `json:"maxConnectionsPerAddress"`
 	// IdleMinutes closes a conversation's session after this many minutes
 	// without a task; its next message reopens it from the session store
 	// (0: 30; -1: never). With the memory store sessions are never closed.

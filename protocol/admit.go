@@ -134,6 +134,11 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 	t := s.getLive(m.TaskID)
 	if t == nil {
 		st, err := s.cfg.TaskStore.Get(ctx, m.TaskID)
+		if err == nil {
+			if err := checkTaskContext(m, st.Task); err != nil {
+				return err
+			}
+		}
 		if err == nil && !st.Task.Status.State.Terminal() {
 			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
 				"task %s cannot continue: its run is gone (the server restarted while it was %s); start a new task in context %s",
@@ -144,6 +149,9 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := checkTaskContext(m, t.task); err != nil {
+		return err
+	}
 	if t.waiting == nil {
 		if hasConf {
 			if opt, done := t.answered[conf.ToolCallID]; done {
@@ -195,6 +203,17 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 	}
 	t.accepted = &ans
 	return nil
+}
+
+// checkTaskContext refuses a message naming a task of another context:
+// A2A makes a message's contextId, when given, that of its task. A
+// confirmation is answered only from the conversation that was asked.
+func checkTaskContext(m *a2a.Message, task *a2a.Task) error {
+	if m.ContextID == "" || m.ContextID == task.ContextID {
+		return nil
+	}
+	return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+		"contextId %q is not the context of task %s (%s): send the task's own contextId, or leave contextId out", m.ContextID, task.ID, task.ContextID))
 }
 
 // validContextID reports whether a client's context id may name a

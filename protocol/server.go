@@ -32,6 +32,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/agentry-dev/agentry/protocol/webhook"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -110,13 +111,13 @@ type Config struct {
 	// TaskStore stores tasks; default a2a-go's in-memory store.
 	TaskStore taskstore.Store
 	// PushStore stores push notification configs and PushSender delivers
-	// them; both default to a2a-go's in-memory store and HTTP sender.
+	// them; default a2a-go's in-memory store and a webhook.Sender.
 	PushStore  push.ConfigStore
 	PushSender push.Sender
 	// AllowPrivatePush accepts push notification configs whose webhook is
-	// on this machine or a private or link-local network, refused by
-	// default when the config is created; the default sender then
-	// delivers to them too.
+	// on this machine, a private network or another special-purpose
+	// address (webhook.Special), refused by default when the config is
+	// created; the default sender then delivers to them too.
 	AllowPrivatePush bool
 	// MaxTasks bounds the tasks running at once (parked tasks do not
 	// count); default 16.
@@ -245,7 +246,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.PushStore = push.NewInMemoryStore()
 	}
 	if cfg.PushSender == nil {
-		cfg.PushSender = push.NewHTTPPushSender(&push.HTTPSenderConfig{AllowPrivateNetworks: cfg.AllowPrivatePush})
+		cfg.PushSender = webhook.NewSender(webhook.Config{AllowPrivate: cfg.AllowPrivatePush, Logger: s.log})
 	}
 	s.cfg = cfg
 	s.card = s.agentCard()

@@ -7,9 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"reflect"
 	"strconv"
@@ -22,6 +22,8 @@ import (
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
+
+	"github.com/agentry-dev/agentry/protocol/webhook"
 )
 
 // Request validation. Every binding decodes a request into a2a-go's
@@ -152,9 +154,11 @@ func checkMessage(m *a2a.Message) error {
 
 // checkPushURL refuses a webhook agentry would not call: not an absolute
 // http(s) URL, or, unless private webhooks are allowed, one naming this
-// machine or a private or link-local address. Only what the URL says is
-// checked here; a host name resolving to such an address is refused when
-// a notification is sent (a2a-go's sender checks every address it dials).
+// machine or an address webhook.Special refuses (IANA's special-purpose
+// blocks: private, shared, link-local, documentation, benchmarking …).
+// Only what the URL says is checked here; a host name resolving to such
+// an address is refused when a notification is sent (webhook.Sender
+// checks every address it connects to).
 func checkPushURL(raw string, allowPrivate bool) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
@@ -167,16 +171,9 @@ func checkPushURL(raw string, allowPrivate bool) error {
 	what := ""
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
 		what = "this machine"
-	} else if ip := net.ParseIP(host); ip != nil {
-		switch {
-		case ip.IsLoopback(), ip.IsUnspecified():
-			what = "this machine"
-		case ip.IsPrivate():
-			what = "a private network"
-		case ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast():
-			what = "a link-local address"
-		case ip.IsMulticast():
-			what = "a multicast address"
+	} else if ip, err := netip.ParseAddr(host); err == nil {
+		if rg, bad := webhook.Special(ip); bad {
+			what = rg.Name
 		}
 	}
 	if what == "" {

@@ -358,6 +358,9 @@ func TestPushConfigPrivateAddress(t *testing.T) {
 		"http://127.0.0.1:8080/hook", "http://localhost:8080/hook", "http://api.localhost/hook", "http://[::1]:9/hook",
 		"http://10.1.2.3/hook", "https://192.168.0.10/hook", "http://172.16.0.1/hook", "http://169.254.169.254/latest",
 		"http://[fe80::1]/hook", "http://0.0.0.0:80/", "http://[::ffff:127.0.0.1]/hook",
+		"http://100.64.0.1/hook", "http://198.18.0.1/hook", "http://198.19.255.254/hook", "http://192.0.2.1/hook",
+		"http://240.0.0.1/hook", "http://[64:ff9b::a00:1]/hook", "http://[2001:db8::1]/hook", "http://[fd00::1]/hook",
+		"http://[2002:a00:1::]/hook",
 	} {
 		t.Run(hook, func(t *testing.T) {
 			_, body := h.raw("POST", "/", fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"CreateTaskPushNotificationConfig","params":{"taskId":%q,"url":%q}}`, parked.ID, hook), nil)

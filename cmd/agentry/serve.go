@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -26,6 +25,8 @@ import (
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/guard"
+	"github.com/agentry-dev/agentry/protocol/listen"
+	"github.com/agentry-dev/agentry/protocol/webhook"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -89,7 +90,7 @@ by the client.`,
 	fl.IntVar(&f.port, "port", DefaultServePort, "the port to listen on (0: any free port)")
 	addSessionFlags(fl, &f.model, &f.yolo, &f.approvalMode, &f.allowedTools, &f.workspace, &f.trustWorkspace)
 	fl.StringSliceVar(&f.allowedRoots, "allowed-root", nil, "a directory clients' workspaces may lie in (repeatable; default the workspace)")
-	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "a Host header value to accept besides localhost and 127.0.0.1 (repeatable)")
+	fl.StringSliceVar(&f.allowedHosts, "allowed-host", nil, "a Host header value to accept besides the listening address, localhost, 127.0.0.1 and [::1] (repeatable)")
 	fl.StringSliceVar(&f.allowedOrigins, "allowed-origin", nil, "a browser origin allowed to call the server, e.g. http://localhost:3000 (repeatable; default none)")
 	fl.IntVar(&f.maxTasks, "max-tasks", 0, "tasks running at once (default 16)")
 	fl.StringVar(&f.onDisconnect, "on-disconnect", "", "when a streaming client disconnects: auto (abort unless it set a push config), abort or continue")
@@ -145,6 +146,13 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 			return fail(err)
 		}
 		tokenSource = ""
+	} else if err := guard.CheckStrength(token); err != nil {
+		advice := fmt.Sprintf("use at least %d random characters, e.g. export %s=$(openssl rand -hex 32)", guard.MinTokenLength, tokenEnv)
+		if !loopback {
+			return fail(&inputError{fmt.Sprintf("--host %s makes the server reachable from other machines, and %v (from %s): %s",
+				f.host, err, tokenSource, advice)})
+		}
+		fmt.Fprintf(io.err, "agentry serve: warning: %v (from %s): other users of this machine could guess it; %s\n", err, tokenSource, advice)
 	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(f.host, strconv.Itoa(f.port)))
@@ -168,10 +176,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	}
 	defer cleanup()
 
-	hosts := guard.LoopbackHosts(port)
-	if !loopback {
-		hosts = append(hosts, net.JoinHostPort(f.host, strconv.Itoa(port)))
-	}
+	hosts := guard.HostsFor(f.host, port)
 	hosts = append(hosts, settings.Security.A2A.AllowedHosts...)
 	hosts = append(hosts, f.allowedHosts...)
 	g, err := guard.New(guard.Config{
@@ -185,7 +190,13 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 		_ = ln.Close()
 		return fail(&inputError{err.Error()})
 	}
-	hs := newHTTPServer(g.Wrap(srv.Handler()))
+	limits, err := connLimits(settings)
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	ln = listen.Listener(ln, limits, log)
 
 	// From the listening line on, a signal shuts the server down
 	// gracefully; before it, a signal exits at once.
@@ -230,13 +241,16 @@ func setGCPercent(pct int) error {
 	return nil
 }
 
-// newHTTPServer serves h over HTTP/1.1 and unencrypted HTTP/2, which
-// gRPC clients speak to a plain-text port.
-func newHTTPServer(h http.Handler) *http.Server {
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	return &http.Server{Handler: h, Protocols: &p, ReadHeaderTimeout: 10 * time.Second}
+// connLimits are the connection caps of the settings; the time bounds
+// are listen's defaults.
+func connLimits(s *config.Settings) (listen.Limits, error) {
+	if n := s.A2A.MaxConnections; n < 0 {
+		return listen.Limits{}, &inputError{fmt.Sprintf("a2a.maxConnections is %d: use 0 (the default, %d) or a positive number", n, listen.DefaultMaxConns)}
+	}
+	if n := s.A2A.MaxConnectionsPerAddress; n < 0 {
+		return listen.Limits{}, &inputError{fmt.Sprintf("a2a.maxConnectionsPerAddress is %d: use 0 (the default, %d) or a positive number", n, listen.DefaultMaxConnsPerAddr)}
+	}
+	return listen.Limits{MaxConns: s.A2A.MaxConnections, MaxConnsPerAddr: s.A2A.MaxConnectionsPerAddress}, nil
 }
 
 func isLoopback(host string) bool {
@@ -301,7 +315,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		BaseURL:          baseURL,
 		TaskStore:        tasks,
 		PushStore:        pushStore,
-		PushSender:       push.NewHTTPPushSender(&push.HTTPSenderConfig{Timeout: 10 * time.Second, AllowPrivateNetworks: privatePush}),
+		PushSender:       webhook.NewSender(webhook.Config{Timeout: 10 * time.Second, AllowPrivate: privatePush, Logger: log}),
 		AllowPrivatePush: privatePush,
 		MaxTasks:         settings.A2A.MaxTasks,
 		OnDisconnect:     protocol.Disconnect(settings.A2A.OnDisconnect),
@@ -477,8 +491,13 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		_ = ln.Close()
 		return nil, &inputError{err.Error()}
 	}
-	hs := newHTTPServer(g.Wrap(srv.Handler()))
-	go func() { _ = hs.Serve(ln) }()
+	limits, err := connLimits(settings)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	go func() { _ = hs.Serve(listen.Listener(ln, limits, log)) }()
 	if printed {
 		fmt.Fprintf(io.err, "agentry run: A2A bearer token (shown once): %s\n", token)
 	}

@@ -38,9 +38,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // DefaultMaxBodyBytes is the request body cap used when Config.MaxBodyBytes
@@ -145,6 +147,47 @@ func NewToken() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
+// MinTokenLength is the fewest characters CheckStrength accepts: 32 hex
+// digits are 128 random bits, as many as a guess must match.
+const MinTokenLength = 32
+
+// ErrWeakToken is returned by CheckStrength for a token that can be
+// guessed.
+var ErrWeakToken = errors.New("the bearer token is too weak")
+
+// CheckStrength refuses a token too weak for a server other machines can
+// reach: shorter than MinTokenLength, made of fewer than 8 different
+// characters, or a short run repeated ("abcabc…"). A token cannot be
+// measured for randomness; these catch what people type by hand, and
+// anything made by a random generator (NewToken, "openssl rand -hex 32")
+// passes. The error never quotes the token.
+func CheckStrength(token string) error {
+	distinct := map[byte]bool{}
+	for i := 0; i < len(token); i++ {
+		distinct[token[i]] = true
+	}
+	switch {
+	case len(token) < MinTokenLength:
+		return fmt.Errorf("%w: it is shorter than %d characters", ErrWeakToken, MinTokenLength)
+	case len(distinct) < 8:
+		return fmt.Errorf("%w: it uses fewer than 8 different characters", ErrWeakToken)
+	case period(token) <= len(token)/2:
+		return fmt.Errorf("%w: it repeats a shorter run of characters", ErrWeakToken)
+	}
+	return nil
+}
+
+// period returns the length of the shortest run s repeats (len(s) if it
+// repeats none): the smallest p with s[i] == s[i+p] throughout.
+func period(s string) int {
+	for p := 1; p < len(s); p++ {
+		if s[p:] == s[:len(s)-p] {
+			return p
+		}
+	}
+	return len(s)
+}
+
 // LoopbackHosts returns the Host values a client uses to reach a server
 // listening on loopback at port: localhost, 127.0.0.1 and [::1], each with
 // the port. Pass the port actually bound, not 0. On port 80 the bare names
@@ -159,6 +202,45 @@ func LoopbackHosts(port int) []string {
 	if port == 80 {
 		hosts = append(hosts, names...)
 	}
+	return hosts
+}
+
+// HostsFor returns the Host values a client uses to reach a server bound
+// to bind at port: LoopbackHosts(port), and the bound address itself
+// unless it is unspecified (0.0.0.0, ::), an IPv6 literal in brackets.
+// Both the address as written and its canonical form are included
+// ("0:0:0:0:0:0:0:1" and "[::1]"). On port 80 the bare names are included
+// as well. Pass the port actually bound, not 0.
+func HostsFor(bind string, port int) []string {
+	hosts := LoopbackHosts(port)
+	add := func(h string) {
+		hp := net.JoinHostPort(h, strconv.Itoa(port))
+		for _, have := range hosts {
+			if strings.EqualFold(have, hp) {
+				return
+			}
+		}
+		hosts = append(hosts, hp)
+		if port == 80 {
+			if strings.Contains(h, ":") {
+				h = "[" + h + "]"
+			}
+			hosts = append(hosts, h)
+		}
+	}
+	bind = strings.TrimSuffix(strings.TrimPrefix(bind, "["), "]")
+	if bind == "" {
+		return hosts
+	}
+	if ip, err := netip.ParseAddr(bind); err == nil {
+		if ip.IsUnspecified() || ip.Zone() != "" {
+			// A zoned link-local address has no portable Host spelling:
+			// name it with --allowed-host.
+			return hosts
+		}
+		add(ip.Unmap().String())
+	}
+	add(bind)
 	return hosts
 }
 
@@ -377,6 +459,18 @@ func (g *Guard) refuse(w http.ResponseWriter, r *http.Request, ref refusal) {
 		slog.String("reason", ref.msg))
 
 	h := w.Header()
+	if ref.status == http.StatusUnauthorized || ref.status == http.StatusForbidden {
+		// A client without the token or from the wrong Host or Origin
+		// does not keep its connection: HTTP/1.1 closes it after the
+		// response, HTTP/2 sends GOAWAY and closes it once idle.
+		h.Set("Connection", "close")
+		if r.Body != nil && r.Body != http.NoBody {
+			// Nor does it get to trickle the body it announced: what
+			// the server would read of it after the response fails at
+			// once.
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		}
+	}
 	if isGRPC(r) {
 		// A trailers-only response, as grpc-go servers send for an
 		// immediate error: status 200 and the gRPC status in the one

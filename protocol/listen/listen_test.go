@@ -1,0 +1,362 @@
+package listen
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentry-dev/agentry/protocol/guard"
+)
+
+const token = "listen-test-token-0123456789abcdef"
+
+// hangGuard bounds every read a test makes, so that a connection the
+// server fails to close fails the test instead of hanging it. It is not
+// a measurement: every expected event comes well before it.
+const hangGuard = 20 * time.Second
+
+// server serves h behind the guard with limits on a real listener on
+// 127.0.0.1, and returns its address.
+func server(t *testing.T, l Limits, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	g, err := guard.New(guard.Config{Token: token, AllowedHosts: guard.HostsFor("127.0.0.1", port), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewServer(g.Wrap(h), l)
+	go func() { _ = srv.Serve(Listener(ln, l, slog.New(slog.DiscardHandler))) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	_, _ = io.WriteString(w, "ok")
+})
+
+// dial opens a connection to addr from the local address from ("" for
+// any).
+func dial(t *testing.T, addr, from string) net.Conn {
+	t.Helper()
+	d := net.Dialer{}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	c, err := d.DialContext(t.Context(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_ = c.SetDeadline(time.Now().Add(hangGuard))
+	return c
+}
+
+// get sends an authenticated keep-alive GET on c and reads the response.
+func get(t *testing.T, c net.Conn, br *bufio.Reader, addr string) *http.Response {
+	t.Helper()
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("GET on a parked connection: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+// closedByServer reports whether the server closed c: a read ends with
+// EOF or a reset, not the hang guard.
+func closedByServer(t *testing.T, c net.Conn, br io.Reader) bool {
+	t.Helper()
+	_, err := io.Copy(io.Discard, br)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return false
+	}
+	return true // nil (EOF) or a reset
+}
+
+// TestIdleConnectionsClosed: keep-alive connections that send no next
+// request, connections that never send one, and HTTP/2 connections
+// without a stream are closed by the server.
+func TestIdleConnectionsClosed(t *testing.T) {
+	addr := server(t, Limits{IdleTimeout: 50 * time.Millisecond, ReadHeaderTimeout: 50 * time.Millisecond}, ok)
+	for i := range 5 {
+		c := dial(t, addr, "")
+		br := bufio.NewReader(c)
+		if resp := get(t, c, br, addr); resp.StatusCode != http.StatusOK {
+			t.Fatalf("connection %d: HTTP %d", i, resp.StatusCode)
+		}
+		if !closedByServer(t, c, br) {
+			t.Errorf("keep-alive connection %d was not closed when idle", i)
+		}
+	}
+	if c := dial(t, addr, ""); !closedByServer(t, c, c) {
+		t.Error("a connection that sent nothing was not closed")
+	}
+	// HTTP/2 with prior knowledge: the preface and an empty SETTINGS
+	// frame, then nothing.
+	c := dial(t, addr, "")
+	if _, err := io.WriteString(c, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"); err != nil {
+		t.Fatal(err)
+	}
+	if !closedByServer(t, c, c) {
+		t.Error("an HTTP/2 connection without a stream was not closed when idle")
+	}
+}
+
+// TestSlowBodyCut: a body that stops arriving is cut at the body
+// timeout: the handler's read fails and the connection is closed.
+func TestSlowBodyCut(t *testing.T) {
+	readErr := make(chan error, 1)
+	addr := server(t, Limits{BodyTimeout: 50 * time.Millisecond}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, err := io.ReadAll(r.Body)
+		readErr <- err
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusRequestTimeout)
+		}
+	}))
+	c := dial(t, addr, "")
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Length: 100\r\n\r\n0123456789", addr, token)
+	if err := <-readErr; !errors.Is(err, errDeadline) {
+		t.Errorf("the handler read %v, want a deadline error", err)
+	}
+	if !closedByServer(t, c, c) {
+		t.Error("the connection of a stalled body was not closed")
+	}
+}
+
+// errDeadline is what a body read past its deadline returns.
+var errDeadline = os.ErrDeadlineExceeded
+
+// TestRefusalClosesConnection: a request without the token gets its 401
+// and then the connection is closed, even with a body it never sent.
+func TestRefusalClosesConnection(t *testing.T) {
+	addr := server(t, Limits{}, ok)
+	for _, req := range []string{
+		"GET / HTTP/1.1\r\nHost: %s\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: 1000\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n",
+	} {
+		c := dial(t, addr, "")
+		fmt.Fprintf(c, req, addr)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%q: %v", req, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("%q: HTTP %d, want 401", req, resp.StatusCode)
+		}
+		if !closedByServer(t, c, br) {
+			t.Errorf("%q: the connection stayed open after the refusal", req)
+		}
+	}
+}
+
+// TestConnectionCaps: connections over the per-address cap are closed at
+// once while a client from another address is served; the total cap
+// holds across addresses; a freed place is taken again.
+func TestConnectionCaps(t *testing.T) {
+	const per = 3
+	addr := server(t, Limits{MaxConnsPerAddr: per, MaxConns: per + 2}, ok)
+	var parked []net.Conn
+	for i := range per {
+		c := dial(t, addr, "127.0.0.2")
+		if resp := get(t, c, bufio.NewReader(c), addr); resp.StatusCode != http.StatusOK {
+			t.Fatalf("parked connection %d: HTTP %d", i, resp.StatusCode)
+		}
+		parked = append(parked, c)
+	}
+	over := dial(t, addr, "127.0.0.2")
+	fmt.Fprintf(over, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+	if b, _ := io.ReadAll(over); len(b) != 0 {
+		t.Errorf("connection %d from one address was served: %q", per+1, b)
+	}
+	// A real client from another address is served meanwhile.
+	client := &http.Client{Transport: &http.Transport{}}
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("a client from 127.0.0.1 while another address is at its cap: %v %v", resp, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close() // kept alive: per+1 open now
+	// The total: one more from a third address fits, the next does not.
+	third := dial(t, addr, "127.0.0.3")
+	if resp := get(t, third, bufio.NewReader(third), addr); resp.StatusCode != http.StatusOK {
+		t.Fatalf("connection %d in all: HTTP %d", per+2, resp.StatusCode)
+	}
+	full := dial(t, addr, "127.0.0.4")
+	fmt.Fprintf(full, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+	if b, _ := io.ReadAll(full); len(b) != 0 {
+		t.Errorf("connection %d in all was served: %q", per+3, b)
+	}
+	// Closing a parked connection frees its place for the address.
+	_ = parked[0].Close()
+	for {
+		c := dial(t, addr, "127.0.0.2")
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil && resp.StatusCode == http.StatusOK {
+			break
+		}
+		if t.Context().Err() != nil {
+			t.Fatal("the freed place was never given again")
+		}
+	}
+}
+
+// TestStreamOutlivesTimeouts: an SSE response, over HTTP/1.1 and
+// HTTP/2, keeps streaming after the idle and body timeouts have passed
+// (shown by an idle connection and a stalled body being cut meanwhile).
+func TestStreamOutlivesTimeouts(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2], func(t *testing.T) {
+			proceed := make(chan struct{})
+			var cancelled atomic.Bool
+			l := Limits{IdleTimeout: 50 * time.Millisecond, BodyTimeout: 50 * time.Millisecond, ReadHeaderTimeout: 50 * time.Millisecond}
+			addr := server(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/slow" {
+					_, _ = io.ReadAll(r.Body)
+					return
+				}
+				// Read to its end, as agentry's JSON-RPC handler does.
+				b, err := io.ReadAll(r.Body)
+				var req map[string]any
+				if err == nil {
+					err = json.Unmarshal(b, &req)
+				}
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				fmt.Fprintf(w, "data: first\n\n")
+				http.NewResponseController(w).Flush()
+				select {
+				case <-proceed:
+				case <-r.Context().Done():
+					cancelled.Store(true)
+					return
+				}
+				fmt.Fprintf(w, "data: second\n\n")
+			}))
+			tr := &http.Transport{}
+			if h2 {
+				tr.Protocols = new(http.Protocols)
+				tr.Protocols.SetUnencryptedHTTP2(true)
+			}
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/", strings.NewReader(`{"method":"stream"}`))
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if h2 != (resp.ProtoMajor == 2) {
+				t.Fatalf("the stream went over %s", resp.Proto)
+			}
+			br := bufio.NewReader(resp.Body)
+			if line, _ := br.ReadString('\n'); line != "data: first\n" {
+				t.Fatalf("first event: %q", line)
+			}
+			// Both timeouts pass: an idle connection is closed, a stalled
+			// body is cut.
+			idle := dial(t, addr, "")
+			ibr := bufio.NewReader(idle)
+			get(t, idle, ibr, addr) // a 400: no body; then idle
+			if !closedByServer(t, idle, ibr) {
+				t.Fatal("the idle connection was not closed")
+			}
+			slow := dial(t, addr, "")
+			fmt.Fprintf(slow, "POST /slow HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Length: 10\r\n\r\n", addr, token)
+			if !closedByServer(t, slow, slow) {
+				t.Fatal("the stalled body was not cut")
+			}
+			close(proceed)
+			rest, err := io.ReadAll(br)
+			if err != nil || !strings.Contains(string(rest), "data: second") || cancelled.Load() {
+				t.Errorf("the stream after the timeouts: %q, %v (request cancelled: %v)", rest, err, cancelled.Load())
+			}
+		})
+	}
+}
+
+// TestStreamWithBodyEndUnread: an HTTP/1.1 stream whose handler did not
+// read the end of its chunked body (a JSON decoder stops at the value)
+// keeps streaming after the body timeout: the server must not go on
+// watching the connection under the request's body deadline.
+func TestStreamWithBodyEndUnread(t *testing.T) {
+	decoded, ended, proceed := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var cancelled atomic.Bool
+	// The timeout leaves the client ample time to send the body's end
+	// once the handler has decoded the value.
+	const bodyTimeout = 300 * time.Millisecond
+	addr := server(t, Limits{BodyTimeout: bodyTimeout},
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				_, _ = io.ReadAll(r.Body)
+				return
+			}
+			var req map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			close(decoded)
+			<-ended
+			fmt.Fprintf(w, "data: first\n\n")
+			http.NewResponseController(w).Flush()
+			select {
+			case <-proceed:
+			case <-r.Context().Done():
+				cancelled.Store(true)
+				return
+			}
+			fmt.Fprintf(w, "data: second\n\n")
+		}))
+	c := dial(t, addr, "")
+	body := `{"method":"stream"}`
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", addr, token, len(body), body)
+	<-decoded
+	_, _ = io.WriteString(c, "0\r\n\r\n")
+	close(ended)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb := bufio.NewReader(resp.Body)
+	if line, _ := rb.ReadString('\n'); line != "data: first\n" {
+		t.Fatalf("first event: %q", line)
+	}
+	// The body timeout passes: a stalled body sent after this one's is
+	// cut.
+	slow := dial(t, addr, "")
+	fmt.Fprintf(slow, "POST /slow HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Length: 10\r\n\r\n", addr, token)
+	if !closedByServer(t, slow, slow) {
+		t.Fatal("the stalled body was not cut")
+	}
+	close(proceed)
+	rest, _ := io.ReadAll(rb)
+	if !strings.Contains(string(rest), "data: second") || cancelled.Load() {
+		t.Errorf("the stream past the body timeout: %q (request cancelled: %v)", rest, cancelled.Load())
+	}
+}
