@@ -56,6 +56,9 @@ func TestHooksDieWithAgentry(t *testing.T) {
 	for _, name := range names {
 		pids = append(pids, proctest.WaitPID(t, filepath.Join(dir, name+".pid")))
 	}
+	for _, pid := range pids {
+		proctest.WaitWatched(t, pid)
+	}
 	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,9 @@ func TestShellChildrenDieWithAgentry(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
+	for _, pid := range pids {
+		proctest.WaitWatched(t, pid)
+	}
 	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -91,3 +91,50 @@ func WaitPID(t testing.TB, path string) int {
 	})
 	return pid
 }
+
+// WaitWatched waits until the process group of pid holds agentry's
+// watchdog (package childproc): a test that kills agentry before the
+// watchdog has started tests the instant between a child's start and its
+// watchdog's, which the parent-death signal alone covers.
+func WaitWatched(t testing.TB, pid int) {
+	t.Helper()
+	pgid := groupOf(pid)
+	if pgid <= 0 {
+		t.Fatalf("process %d has no process group (gone?)", pid)
+	}
+	Eventually(t, fmt.Sprintf("a watchdog in process group %d", pgid), func() bool {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			p, err := strconv.Atoi(e.Name())
+			if err != nil || p == pid || groupOf(p) != pgid {
+				continue
+			}
+			if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p)); strings.Contains(string(b), "kill -9 0") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// groupOf returns pid's process group, or -1.
+func groupOf(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return -1
+	}
+	f := strings.Fields(s[i+1:]) // state ppid pgrp …
+	if len(f) < 3 {
+		return -1
+	}
+	g, err := strconv.Atoi(f[2])
+	if err != nil {
+		return -1
+	}
+	return g
+}
