@@ -196,7 +196,9 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 		return fail(err)
 	}
 	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
-	ln = listen.Listener(ln, limits, log)
+	capped := listen.Listener(ln, limits, log)
+	capped.Track(hs)
+	ln = capped
 
 	// From the listening line on, a signal shuts the server down
 	// gracefully; before it, a signal exits at once.
@@ -497,7 +499,9 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		return nil, err
 	}
 	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
-	go func() { _ = hs.Serve(listen.Listener(ln, limits, log)) }()
+	capped := listen.Listener(ln, limits, log)
+	capped.Track(hs)
+	go func() { _ = hs.Serve(capped) }()
 	if printed {
 		fmt.Fprintf(io.err, "agentry run: A2A bearer token (shown once): %s\n", token)
 	}

@@ -5,8 +5,9 @@
 //
 // A connection that is streaming (an SSE response, a gRPC stream) is not
 // idle and is never cut for time: the body deadline ends once the body
-// has been read, and no write deadline is set on HTTP/1.1. Refused
-// connections are closed at once, never queued.
+// has been read, and no write deadline is set on HTTP/1.1. At a cap, the
+// connection that has waited longest doing nothing makes room for a new
+// one; when there is none, the new one is closed at once, never queued.
 package listen
 
 import (

@@ -29,6 +29,13 @@ const hangGuard = 20 * time.Second
 // 127.0.0.1, and returns its address.
 func server(t *testing.T, l Limits, h http.Handler) string {
 	t.Helper()
+	return serverWithState(t, l, h, nil)
+}
+
+// serverWithState is server with onState, if not nil, told of every
+// connection state change, after the listener.
+func serverWithState(t *testing.T, l Limits, h http.Handler, onState func(net.Conn, http.ConnState)) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +46,10 @@ func server(t *testing.T, l Limits, h http.Handler) string {
 		t.Fatal(err)
 	}
 	srv := NewServer(g.Wrap(h), l)
-	go func() { _ = srv.Serve(Listener(ln, l, slog.New(slog.DiscardHandler))) }()
+	srv.ConnState = onState
+	cl := Listener(ln, l, slog.New(slog.DiscardHandler))
+	cl.Track(srv)
+	go func() { _ = srv.Serve(cl) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return ln.Addr().String()
 }
@@ -173,26 +183,95 @@ func TestRefusalClosesConnection(t *testing.T) {
 	}
 }
 
-// TestConnectionCaps: connections over the per-address cap are closed at
-// once while a client from another address is served; the total cap
-// holds across addresses; a freed place is taken again.
-func TestConnectionCaps(t *testing.T) {
+// blocking serves /block requests until release is closed or the client
+// goes, telling entered when one starts, and answers others at once.
+func blocking(release <-chan struct{}, entered chan<- struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/block" {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		_, _ = io.WriteString(w, "ok")
+	})
+}
+
+// busy opens a connection from the address from and waits until the
+// server holds its request (blocking): a connection that is not spare.
+func busy(t *testing.T, addr, from string, entered <-chan struct{}) net.Conn {
+	t.Helper()
+	c := dial(t, addr, from)
+	fmt.Fprintf(c, "GET /block HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+	select {
+	case <-entered:
+	case <-time.After(hangGuard):
+		t.Fatalf("the request from %s never reached the handler", from)
+	}
+	return c
+}
+
+// refused reports whether a request on c gets no answer: the server
+// closed the connection on accepting it.
+func refused(t *testing.T, c net.Conn, addr string) bool {
+	t.Helper()
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+	b, _ := io.ReadAll(c)
+	return len(b) == 0
+}
+
+// TestParkedConnectionsMakeRoom: connections parked between requests
+// cannot lock out a client from their address: at the cap, the one idle
+// longest is closed to make room.
+func TestParkedConnectionsMakeRoom(t *testing.T) {
 	const per = 3
-	addr := server(t, Limits{MaxConnsPerAddr: per, MaxConns: per + 2}, ok)
+	idle := make(chan struct{}, 4*per)
+	addr := serverWithState(t, Limits{MaxConnsPerAddr: per}, ok, func(_ net.Conn, s http.ConnState) {
+		if s == http.StateIdle {
+			idle <- struct{}{}
+		}
+	})
 	var parked []net.Conn
+	var readers []*bufio.Reader
 	for i := range per {
 		c := dial(t, addr, "127.0.0.2")
-		if resp := get(t, c, bufio.NewReader(c), addr); resp.StatusCode != http.StatusOK {
+		br := bufio.NewReader(c)
+		if resp := get(t, c, br, addr); resp.StatusCode != http.StatusOK {
 			t.Fatalf("parked connection %d: HTTP %d", i, resp.StatusCode)
 		}
-		parked = append(parked, c)
+		<-idle // the server counts it idle
+		parked, readers = append(parked, c), append(readers, br)
 	}
-	over := dial(t, addr, "127.0.0.2")
-	fmt.Fprintf(over, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
-	if b, _ := io.ReadAll(over); len(b) != 0 {
-		t.Errorf("connection %d from one address was served: %q", per+1, b)
+	for i := range 2 * per {
+		c := dial(t, addr, "127.0.0.2")
+		if resp := get(t, c, bufio.NewReader(c), addr); resp.StatusCode != http.StatusOK {
+			t.Fatalf("client %d over the cap: HTTP %d", i, resp.StatusCode)
+		}
+		<-idle
+		if i < per && !closedByServer(t, parked[i], readers[i]) {
+			t.Fatalf("parked connection %d, the longest idle, was not closed to make room", i)
+		}
 	}
-	// A real client from another address is served meanwhile.
+}
+
+// TestConnectionCaps: when every connection of an address is busy with a
+// request, the next one from it is refused while other addresses are
+// served; the total cap holds the same way; a freed place is given again.
+func TestConnectionCaps(t *testing.T) {
+	const per = 3
+	release, entered := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	idle := make(chan struct{}, 16)
+	addr := serverWithState(t, Limits{MaxConnsPerAddr: per, MaxConns: per + 2}, blocking(release, entered), func(_ net.Conn, s http.ConnState) {
+		if s == http.StateIdle {
+			idle <- struct{}{}
+		}
+	})
+	var held []net.Conn
+	for range per {
+		held = append(held, busy(t, addr, "127.0.0.2", entered))
+	}
 	client := &http.Client{Transport: &http.Transport{}}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -201,25 +280,33 @@ func TestConnectionCaps(t *testing.T) {
 		t.Fatalf("a client from 127.0.0.1 while another address is at its cap: %v %v", resp, err)
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close() // kept alive: per+1 open now
-	// The total: one more from a third address fits, the next does not.
-	third := dial(t, addr, "127.0.0.3")
-	if resp := get(t, third, bufio.NewReader(third), addr); resp.StatusCode != http.StatusOK {
-		t.Fatalf("connection %d in all: HTTP %d", per+2, resp.StatusCode)
+	resp.Body.Close() // kept alive, idle: per+1 open now
+	<-idle
+	if !refused(t, dial(t, addr, "127.0.0.2"), addr) {
+		t.Errorf("connection %d from an address whose connections are all busy was served", per+1)
 	}
-	full := dial(t, addr, "127.0.0.4")
-	fmt.Fprintf(full, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
-	if b, _ := io.ReadAll(full); len(b) != 0 {
-		t.Errorf("connection %d in all was served: %q", per+3, b)
+	// The total: one more busy one from a third address fits, after which
+	// the idle client connection is the only spare one; the next takes its
+	// place, and the one after that is refused.
+	busy(t, addr, "127.0.0.3", entered)
+	next := dial(t, addr, "127.0.0.4")
+	if resp := get(t, next, bufio.NewReader(next), addr); resp.StatusCode != http.StatusOK {
+		t.Fatalf("a connection taking the idle one's place: HTTP %d", resp.StatusCode)
 	}
-	// Closing a parked connection frees its place for the address.
-	_ = parked[0].Close()
+	<-idle
+	busy(t, addr, "127.0.0.4", entered) // takes next's place (idle now)
+	if !refused(t, dial(t, addr, "127.0.0.5"), addr) {
+		t.Errorf("connection %d in all, every other busy, was served", per+3)
+	}
+	// Closing a busy connection frees its place for the address.
+	_ = held[0].Close()
 	for {
 		c := dial(t, addr, "127.0.0.2")
 		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
 		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil && resp.StatusCode == http.StatusOK {
 			break
 		}
+		_ = c.Close()
 		if t.Context().Err() != nil {
 			t.Fatal("the freed place was never given again")
 		}
