@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"time"
 )
 
 // Listener caps the connections accepted from ln: at most l.MaxConns open
@@ -22,7 +23,7 @@ func Listener(ln net.Listener, l Limits, log *slog.Logger) *Capped {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Capped{Listener: ln, max: l.MaxConns, perAddr: l.MaxConnsPerAddr, log: log,
+	return &Capped{Listener: ln, max: l.MaxConns, perAddr: l.MaxConnsPerAddr, writeTimeout: l.WriteByteTimeout, log: log,
 		open: map[netip.Addr]int{}, spare: map[*limitedConn]struct{}{}}
 }
 
@@ -30,6 +31,7 @@ func Listener(ln net.Listener, l Limits, log *slog.Logger) *Capped {
 type Capped struct {
 	net.Listener
 	max, perAddr int
+	writeTimeout time.Duration
 	log          *slog.Logger
 
 	mu       sync.Mutex
@@ -82,7 +84,7 @@ func (l *Capped) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		lc := &limitedConn{Conn: c, l: l, addr: remoteAddr(c)}
+		lc := &limitedConn{Conn: c, l: l, addr: remoteAddr(c), writeTimeout: l.writeTimeout}
 		ok, victim := l.admit(lc)
 		if victim != nil {
 			_ = victim.Close()
@@ -170,17 +172,25 @@ func remoteAddr(c net.Conn) netip.Addr {
 	return netip.Addr{}
 }
 
-// limitedConn gives its place back when closed.
+// limitedConn gives its place back when closed, and fails a write that
+// makes no progress for writeTimeout: a client that stopped reading a
+// stream (HTTP/1.1 has no such bound of its own).
 type limitedConn struct {
 	net.Conn
-	l    *Capped
-	addr netip.Addr
-	once sync.Once
+	l            *Capped
+	addr         netip.Addr
+	writeTimeout time.Duration
+	once         sync.Once
 
 	// Guarded by l.mu.
 	seq  uint64 // when it became spare
 	idle bool   // it has served a request and waits for the next
 	gone bool   // closed, or chosen to be
+}
+
+func (c *limitedConn) Write(p []byte) (int, error) {
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	return c.Conn.Write(p)
 }
 
 func (c *limitedConn) Close() error {

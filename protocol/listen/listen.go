@@ -5,7 +5,8 @@
 //
 // A connection that is streaming (an SSE response, a gRPC stream) is not
 // idle and is never cut for time: the body deadline ends once the body
-// has been read, and no write deadline is set on HTTP/1.1. At a cap, the
+// has been read, and a write fails only when the client does not take it
+// within WriteByteTimeout (it stopped reading). At a cap, the
 // connection that has waited longest doing nothing makes room for a new
 // one; when there is none, the new one is closed at once, never queued.
 package listen
@@ -38,9 +39,9 @@ const (
 	// DefaultMaxStreams bounds the concurrent streams of one HTTP/2
 	// connection (gRPC).
 	DefaultMaxStreams = 100
-	// DefaultWriteByteTimeout closes an HTTP/2 connection that accepts
-	// no byte of the response for so long: a client that stopped
-	// reading.
+	// DefaultWriteByteTimeout closes a connection (HTTP/1.1 or HTTP/2)
+	// whose client does not take a write of the response for so long:
+	// a client that stopped reading.
 	DefaultWriteByteTimeout = 2 * time.Minute
 )
 
@@ -86,7 +87,7 @@ func NewServer(h http.Handler, l Limits) *http.Server {
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
 	return &http.Server{
-		Handler:           bodyDeadline{next: h, d: l.BodyTimeout},
+		Handler:           bodyDeadline{next: h, d: l.BodyTimeout, write: l.WriteByteTimeout},
 		Protocols:         &p,
 		ReadHeaderTimeout: l.ReadHeaderTimeout,
 		IdleTimeout:       l.IdleTimeout, // HTTP/2 connections too
@@ -108,11 +109,18 @@ func NewServer(h http.Handler, l Limits) *http.Server {
 // response ("Connection: close"): the rest of the body is still on the
 // wire.
 type bodyDeadline struct {
-	next http.Handler
-	d    time.Duration
+	next  http.Handler
+	d     time.Duration
+	write time.Duration // an HTTP/2 stream's bound on each write
 }
 
 func (b bodyDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 2 {
+		// A stream's writes wait on the client's flow-control window, not
+		// on the socket: the connection's write bound does not see a
+		// client that stopped reading one stream.
+		w = &streamWriteDeadline{ResponseWriter: w, rc: http.NewResponseController(w), d: b.write}
+	}
 	if r.Body != nil && r.Body != http.NoBody {
 		rc := http.NewResponseController(w)
 		if rc.SetReadDeadline(time.Now().Add(b.d)) == nil {
@@ -163,3 +171,33 @@ func (d *deadlineBody) clear() {
 		_ = d.rc.SetReadDeadline(time.Time{})
 	}
 }
+
+// streamWriteDeadline bounds each write (and flush) of an HTTP/2 stream
+// by d, and clears the deadline after it, so that a stream quiet between
+// events is never reset for time.
+type streamWriteDeadline struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+	d  time.Duration
+}
+
+func (s *streamWriteDeadline) Write(p []byte) (int, error) {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.d))
+	n, err := s.ResponseWriter.Write(p)
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	return n, err
+}
+
+// Flush implements http.Flusher, which grpc-go and SSE writers assert.
+func (s *streamWriteDeadline) Flush() { _ = s.FlushError() }
+
+// FlushError flushes, for http.ResponseController.
+func (s *streamWriteDeadline) FlushError() error {
+	_ = s.rc.SetWriteDeadline(time.Now().Add(s.d))
+	err := s.rc.Flush()
+	_ = s.rc.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// Unwrap returns the server's writer, for http.ResponseController.
+func (s *streamWriteDeadline) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -323,7 +323,7 @@ func TestStreamOutlivesTimeouts(t *testing.T) {
 			var cancelled atomic.Bool
 			// The body timeout leaves the stream's own small body ample
 			// time to arrive on a busy machine.
-			l := Limits{IdleTimeout: 50 * time.Millisecond, BodyTimeout: time.Second}
+			l := Limits{IdleTimeout: 50 * time.Millisecond, BodyTimeout: time.Second, WriteByteTimeout: 50 * time.Millisecond}
 			addr := server(t, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/slow" {
 					_, _ = io.ReadAll(r.Body)
@@ -450,5 +450,56 @@ func TestStreamWithBodyEndUnread(t *testing.T) {
 	rest, _ := io.ReadAll(rb)
 	if !strings.Contains(string(rest), "data: second") || cancelled.Load() {
 		t.Errorf("the stream past the body timeout: %q (request cancelled: %v)", rest, cancelled.Load())
+	}
+}
+
+// TestStalledReaderCut: a stream whose client stopped reading fails the
+// handler's write once the client has taken nothing for the write
+// timeout, over HTTP/1.1 as over HTTP/2, and its connection is closed.
+func TestStalledReaderCut(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "HTTP/1.1", true: "HTTP/2"}[h2], func(t *testing.T) {
+			writeErr := make(chan error, 1)
+			chunk := []byte("data: " + strings.Repeat("x", 64<<10) + "\n\n")
+			addr := server(t, Limits{WriteByteTimeout: 50 * time.Millisecond}, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				rc := http.NewResponseController(w)
+				for {
+					_, err := w.Write(chunk)
+					if err == nil {
+						err = rc.Flush()
+					}
+					if err != nil {
+						writeErr <- err
+						return
+					}
+				}
+			}))
+			c := dial(t, addr, "")
+			if h2 {
+				// Prior knowledge: preface, empty SETTINGS, then HEADERS
+				// would be needed; the Go client does it for us instead.
+				_ = c.Close()
+				tr := &http.Transport{Protocols: new(http.Protocols)}
+				tr.Protocols.SetUnencryptedHTTP2(true)
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://"+addr+"/", nil)
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := (&http.Client{Transport: tr}).Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close() // and never read
+			} else {
+				fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", addr, token)
+			}
+			select {
+			case err := <-writeErr:
+				if err == nil {
+					t.Fatal("the handler's write ended without an error")
+				}
+			case <-time.After(hangGuard):
+				t.Fatal("a stream to a client that stopped reading was never cut")
+			}
+		})
 	}
 }
