@@ -185,6 +185,11 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	transcriptFile, resumed, err := ensureSession(ctx, svc, sessionID, ws.Root(), parent, newTranscript)
 	if err != nil {
 		set.Close()
+		if _, ok := svc.(*sessions.Store); ok && s.Session.Store != config.SessionStorePostgres && storageFailure(err) {
+			// The store opened, but the disk under it filled up (or
+			// failed) before the session could be written.
+			return nil, &StorageError{What: "session store", Path: s.SessionDBPath(), Hint: sessionStoreHint, Err: err}
+		}
 		return nil, err
 	}
 	// A session created here that nothing of a conversation reaches — its

@@ -66,3 +66,21 @@ const sessionStoreHint = "free space there, or set session.path (AGENTRY_SESSION
 
 // homeHint is what to do about agentry's other files under its home.
 const homeHint = "free space there: agentry keeps transcripts and temporary files under ~/.agentry"
+
+// storageFailure reports whether err comes from the storage under a file
+// rather than from what was written: an errno of a full, read-only or
+// failing file system, or SQLite's codes for the same (SQLITE_READONLY,
+// SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN), which carry no errno.
+func storageFailure(err error) bool {
+	if errnoCause(err) != "" {
+		return true
+	}
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		switch coded.Code() & 0xff { // the primary code of an extended one
+		case 8, 10, 13, 14:
+			return true
+		}
+	}
+	return false
+}
