@@ -153,7 +153,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	}
 	content := processors.NewContent(processors.ContentConfig{
 		Roots: ws.Roots(), TempDir: s.TempDir(), Now: opts.Now, MaxItems: maxItems, Memory: memory, Sources: opts.Sources,
-		Ignore: func(root string) processors.IgnoreFunc { return tools.NewIgnorer(root).Ignored },
+		Ignore: func(root string) processors.IgnoreFunc { return ws.Ignorer(root).Ignored },
 	})
 	routes, err := NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
 	if err != nil {

@@ -417,5 +417,12 @@ func NewIgnorer(root string) *Ignorer {
 	return &Ignorer{f: newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true}, &warnings{})}
 }
 
+// Ignorer returns the Ignorer for root, one of w's roots, sharing w's
+// warnings: an ignore file that had to be skipped is warned about once,
+// however many tools and listings read it.
+func (w *Workspace) Ignorer(root string) *Ignorer {
+	return &Ignorer{f: newFileFilter(root, filteringOptions{gitIgnore: true, agentryIgnore: true}, w.warnings)}
+}
+
 // Ignored reports whether the absolute path abs is excluded.
 func (i *Ignorer) Ignored(abs string, isDir bool) bool { return i.f.ignored(abs, isDir) }

@@ -155,7 +155,9 @@ func mapEscape(err error) error {
 	if isEscape(err) {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return &fs.PathError{Op: pe.Op, Path: pe.Path, Err: fmt.Errorf("%w: %w", ErrEscapes, pe.Err)}
+			// The kernel's EXDEV ("invalid cross-device link") would only
+			// confuse; the cause stays reachable through errors.Is.
+			return &fs.PathError{Op: pe.Op, Path: pe.Path, Err: escapeError{pe.Err}}
 		}
 		return fmt.Errorf("%w: %w", ErrEscapes, err)
 	}
@@ -183,3 +185,11 @@ func openRootFallback(root, rel string, flag int, perm fs.FileMode) (*os.File, e
 func joinName(root, rel string) string { return filepath.Join(root, rel) }
 
 func syscallMode(perm fs.FileMode) uint32 { return uint32(perm.Perm()) }
+
+// escapeError reads as ErrEscapes and wraps the kernel's or os.Root's own
+// error.
+type escapeError struct{ cause error }
+
+func (e escapeError) Error() string        { return ErrEscapes.Error() }
+func (e escapeError) Is(target error) bool { return target == ErrEscapes }
+func (e escapeError) Unwrap() error        { return e.cause }
