@@ -86,33 +86,24 @@ type RemoteAgent struct {
 	// the caller's client is used.
 	closeIdle func()
 
-	baseCtx    context.Context
-	baseCancel context.CancelCauseFunc
+	// streams runs the agent's streams and keeps its event log.
+	streams *StreamQueue
 
 	mu        sync.Mutex // guards the fields below
 	contextID string
 	taskID    a2a.TaskID
-	queue     []*remoteStream
-	active    *remoteStream
-	running   bool
-	closed    bool
-	streams   map[string]*remoteStream
-	drained   sync.WaitGroup
-
-	events *eventLog
 }
 
 var _ AgentProtocol = (*RemoteAgent)(nil)
 
 // remoteStream is one Send's exchange with the remote agent.
 type remoteStream struct {
-	id     string
-	user   []ContentPart
-	parts  a2a.ContentParts
-	meta   map[string]any
+	id    string
+	user  []ContentPart
+	parts a2a.ContentParts
+	meta  map[string]any
+	// ctx is the stream's, set when it starts running.
 	ctx    context.Context
-	cancel context.CancelCauseFunc
-	sent   chan struct{}
 	taskID a2a.TaskID    // the task this stream works on, once known
 	state  a2a.TaskState // the task's last state
 	// reason is the agent's message with a failed, rejected or canceled
@@ -185,12 +176,9 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 	if err != nil {
 		return fail(fmt.Errorf("connect to %q: %w", card.Name, err))
 	}
-	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &RemoteAgent{
 		def: def, card: card, client: client, log: log, newID: newID, closeIdle: closeIdle,
-		baseCtx: base, baseCancel: cancel,
-		streams: map[string]*remoteStream{},
-		events:  newEventLog(now),
+		streams: NewStreamQueue(ctx, now),
 	}, nil
 }
 
@@ -350,85 +338,32 @@ func (r *RemoteAgent) Send(ctx context.Context, p Send) (string, error) {
 	if p.Message.DisplayContent != "" {
 		user = []ContentPart{TextPart(p.Message.DisplayContent)}
 	}
-	st := &remoteStream{id: r.newID(), user: user, parts: parts, meta: p.Meta, sent: make(chan struct{}), outcome: newReassembler()}
-	// A stream outlives the Send call that starts it.
-	st.ctx, st.cancel = context.WithCancelCause(r.baseCtx)
-	defer close(st.sent)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		st.cancel(ErrClosed)
-		return "", ErrClosed
-	}
-	r.streams[st.id] = st
-	r.events.open(st.id)
-	r.queue = append(r.queue, st)
-	if !r.running {
-		r.running = true
-		r.drained.Add(1)
-		go r.drain()
+	st := &remoteStream{id: r.newID(), user: user, parts: parts, meta: p.Meta, outcome: newReassembler()}
+	// The queue runs the stream after Send returns its id; the stream
+	// outlives the Send call that starts it.
+	err = r.streams.Add(st.id, func(ctx context.Context, _ context.CancelCauseFunc) {
+		st.ctx = ctx
+		r.run(st)
+	})
+	if err != nil {
+		return "", err
 	}
 	return st.id, nil
 }
 
-// drain runs queued streams until the queue is empty.
-func (r *RemoteAgent) drain() {
-	defer r.drained.Done()
-	for {
-		r.mu.Lock()
-		if len(r.queue) == 0 {
-			r.running, r.active = false, nil
-			r.mu.Unlock()
-			return
-		}
-		st := r.queue[0]
-		r.queue = r.queue[1:]
-		r.active = st
-		r.mu.Unlock()
-		r.run(st)
-		st.cancel(nil)
-	}
-}
-
 // Abort implements AgentProtocol: the running stream and every queued one
 // end aborted, and a remote task that was running is cancelled.
-func (r *RemoteAgent) Abort(cause error) {
-	if cause == nil {
-		cause = ErrAborted
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.active != nil {
-		r.active.cancel(cause)
-	}
-	for _, st := range r.queue {
-		st.cancel(cause)
-	}
-}
+func (r *RemoteAgent) Abort(cause error) { r.streams.Abort(cause) }
 
 // abortStream stops one stream, running or queued, leaving the others.
-func (r *RemoteAgent) abortStream(id string, cause error) {
-	r.mu.Lock()
-	st := r.streams[id]
-	r.mu.Unlock()
-	if st != nil {
-		st.cancel(cause)
-	}
-}
+func (r *RemoteAgent) abortStream(id string, cause error) { r.streams.AbortStream(id, cause) }
 
 // Close implements AgentProtocol: it aborts every stream, waits for the
 // running one to end (its remote task cancelled) and closes the client.
 func (r *RemoteAgent) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+	if !r.streams.Close() {
 		return nil
 	}
-	r.closed = true
-	r.mu.Unlock()
-	r.Abort(ErrClosed)
-	r.drained.Wait()
-	r.baseCancel(ErrClosed)
 	err := r.client.Destroy()
 	if r.closeIdle != nil {
 		r.closeIdle()
@@ -441,17 +376,17 @@ func (r *RemoteAgent) Close() error {
 
 // Events implements AgentProtocol: as Session.Events, an ended stream's
 // runs of text deltas are merged, each into one event.
-func (r *RemoteAgent) Events() []Event { return r.events.all() }
+func (r *RemoteAgent) Events() []Event { return r.streams.Events() }
 
 // Subscribe implements AgentProtocol.
 func (r *RemoteAgent) Subscribe(fn func(Event)) (unsubscribe func()) {
-	return r.events.subscribe(fn)
+	return r.streams.Subscribe(fn)
 }
 
 // Stream implements AgentProtocol: as Session.Stream, a consumer that
 // attaches after the stream's agent_end gets its text deltas merged.
 func (r *RemoteAgent) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
-	return r.events.stream(ctx, streamID)
+	return r.streams.Stream(ctx, streamID)
 }
 
 // emit stamps ev with the conversation's ids, which a driver (and the
@@ -471,12 +406,11 @@ func (r *RemoteAgent) emit(st *remoteStream, ev Event) Event {
 		}
 		ev.Meta = meta
 	}
-	return r.events.emit(st.id, ev)
+	return r.streams.Emit(st.id, ev)
 }
 
 // run sends one stream's message and relays the agent's answer.
 func (r *RemoteAgent) run(st *remoteStream) {
-	<-st.sent
 	r.emit(st, Event{Type: EventMessage, Meta: st.meta, Message: &Message{Role: RoleUser, Content: st.user}})
 	r.emit(st, Event{Type: EventAgentStart})
 	if context.Cause(st.ctx) != nil {
@@ -506,7 +440,7 @@ type streamItem struct {
 // comes before it waits for it, up to remoteTaskIDWait, relaying nothing
 // more; an abort after it stops at once.
 func (r *RemoteAgent) exchange(st *remoteStream, req *a2a.SendMessageRequest) error {
-	ctx, stop := context.WithCancel(a2alog.AttachLogger(r.baseCtx, r.log))
+	ctx, stop := context.WithCancel(a2alog.AttachLogger(r.streams.Context(), r.log))
 	items := make(chan streamItem)
 	go func() {
 		defer close(items)
