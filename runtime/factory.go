@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,6 +62,12 @@ type Options struct {
 	// LoadAgents returns them (a driver that builds many sessions loads
 	// them once); nil makes the session load them itself.
 	Agents []agents.Definition
+
+	// RemoteAgents, when set, makes the invoke_agent tool of the session
+	// (and of the others it builds) reach remote A2A agents, through
+	// agents/remote's Invokers; without it remote definitions are left out
+	// with a warning.
+	RemoteAgents NewRemoteInvoker
 
 	// child, when set, makes the session a subagent's child session.
 	child *childSpec
@@ -638,10 +645,22 @@ func subagentsFor(s *config.Settings, opts Options, newChild SubagentFactory) *s
 			log.Warn("subagent definition left out", "err", err)
 		}
 	}
+	if opts.RemoteAgents == nil {
+		defs = slices.DeleteFunc(slices.Clone(defs), func(d agents.Definition) bool {
+			if d.Kind == agents.KindRemote {
+				log.Warn("remote agent left out: this session was built without a way to reach remote agents (Options.RemoteAgents)", "agent", d.Name)
+				return true
+			}
+			return false
+		})
+	}
 	st := newSubagentTool(defs, newChild, opts.Approver)
 	if st == nil {
 		return nil
 	}
 	st.log = log
+	if opts.RemoteAgents != nil {
+		st.remotes = opts.RemoteAgents(log)
+	}
 	return st
 }

@@ -263,12 +263,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		sc.closers = append(sc.closers, rec.close)
 	}
-	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{
 		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress, chain: cfg.Chain,
 		tel: cfg.Telemetry, hooks: hb,
-		baseCtx: base, baseCancel: cancel,
-		events: newEventLog(sc.now),
+		streams: NewStreamQueue(ctx, sc.now),
 	}, nil
 }
 

@@ -89,43 +89,16 @@ func Rewind(ctx context.Context, svc session.Service, sessionID, messageID strin
 // Rewind rewinds this session (see the package-level Rewind) while no
 // stream runs, and emits session_update so drivers refresh their view.
 func (s *Session) Rewind(ctx context.Context, messageID string) (RewindResult, error) {
-	s.mu.Lock()
-	for s.running {
-		// A stream that has emitted its agent_end is over; its goroutine
-		// is only returning, so wait for that rather than report busy.
-		if len(s.queue) > 0 || s.active == nil || !s.active.ended {
-			s.mu.Unlock()
-			return RewindResult{}, fmt.Errorf("%w: wait for the running prompt to end, or abort it, before rewinding", ErrBusy)
-		}
-		idle := s.idle
-		s.mu.Unlock()
-		select {
-		case <-idle:
-		case <-ctx.Done():
-			return RewindResult{}, context.Cause(ctx)
-		}
-		s.mu.Lock()
-	}
-	if s.closed {
-		s.mu.Unlock()
-		return RewindResult{}, ErrClosed
-	}
 	// The rewind takes the place of a stream: a Send meanwhile is queued
 	// and starts when the rewind is done.
-	s.setRunning()
-	s.drained.Add(1)
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if len(s.queue) > 0 {
-			s.mu.Unlock()
-			go s.drain()
-			return
-		}
-		s.setIdle()
-		s.mu.Unlock()
-		s.drained.Done()
-	}()
+	release, err := s.streams.Hold(ctx)
+	if errors.Is(err, ErrBusy) {
+		return RewindResult{}, fmt.Errorf("%w: wait for the running prompt to end, or abort it, before rewinding", ErrBusy)
+	}
+	if err != nil {
+		return RewindResult{}, err
+	}
+	defer release()
 	res, err := Rewind(ctx, s.svc, s.cfg.sessionID, messageID)
 	if err != nil {
 		return res, err

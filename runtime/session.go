@@ -41,23 +41,12 @@ type Session struct {
 	hooks    *hookBridge       // nil without hooks
 	tel      *telemetry.Telemetry
 
-	baseCtx    context.Context
-	baseCancel context.CancelCauseFunc
+	// streams runs the session's streams and keeps its event log: ids,
+	// one total order for the log and subscribers, per-stream replay.
+	streams *StreamQueue
 
-	// events is the session's event log: ids, one total order for the log
-	// and subscribers, per-stream replay.
-	events *eventLog
-
-	mu      sync.Mutex // guards the fields below
-	queue   []*stream
-	active  *stream
-	running bool
-	// idle is closed when running turns false; a new one is made each
-	// time it turns true.
-	idle        chan struct{}
-	closed      bool
+	mu          sync.Mutex // guards the field below
 	initialized bool
-	drained     sync.WaitGroup
 }
 
 // stream is one Send's activity.
@@ -66,16 +55,11 @@ type stream struct {
 	content *genai.Content
 	display string
 	meta    map[string]any
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
+	// ctx and cancel are the stream's, set when it starts running.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 	// maxTurns, when positive, overrides the session's model-call limit.
 	maxTurns int
-	// ended is set when the run is over and only its last events remain
-	// to be emitted; guarded by Session.mu.
-	ended bool
-	// sent is closed when Send has finished with the stream, so none of
-	// the stream's events is emitted before Send returns its id.
-	sent chan struct{}
 }
 
 var _ AgentProtocol = (*Session)(nil)
@@ -115,93 +99,31 @@ func (s *Session) send(ctx context.Context, p Send, maxTurns int) (string, error
 		display:  p.Message.DisplayContent,
 		meta:     p.Meta,
 		maxTurns: maxTurns,
-		sent:     make(chan struct{}),
 	}
-	// A stream outlives the Send call that starts it, so its context derives
-	// from the session's, not from ctx.
-	st.ctx, st.cancel = context.WithCancelCause(s.baseCtx)
-
-	defer close(st.sent)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		st.cancel(ErrClosed)
-		return "", ErrClosed
-	}
-	s.events.open(st.id)
-	s.queue = append(s.queue, st)
-	if !s.running {
-		s.setRunning()
-		s.drained.Add(1)
-		go s.drain()
+	// The queue runs the stream after Send returns its id, so none of its
+	// events is emitted before.
+	err = s.streams.Add(st.id, func(ctx context.Context, cancel context.CancelCauseFunc) {
+		st.ctx, st.cancel = ctx, cancel
+		s.run(st)
+	})
+	if err != nil {
+		return "", err
 	}
 	return st.id, nil
 }
 
-// setRunning marks the session running; s.mu is held.
-func (s *Session) setRunning() {
-	s.running = true
-	s.idle = make(chan struct{})
-}
-
-// setIdle marks the session idle and wakes those waiting for it; s.mu is
-// held.
-func (s *Session) setIdle() {
-	s.running = false
-	close(s.idle)
-}
-
-// drain runs queued streams until the queue is empty.
-func (s *Session) drain() {
-	defer s.drained.Done()
-	for {
-		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.setIdle()
-			s.active = nil
-			s.mu.Unlock()
-			return
-		}
-		st := s.queue[0]
-		s.queue = s.queue[1:]
-		s.active = st
-		s.mu.Unlock()
-		s.run(st)
-		st.cancel(nil)
-	}
-}
-
 // Abort implements AgentProtocol.
-func (s *Session) Abort(cause error) {
-	if cause == nil {
-		cause = ErrAborted
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.active != nil {
-		s.active.cancel(cause)
-	}
-	for _, st := range s.queue {
-		st.cancel(cause)
-	}
-}
+func (s *Session) Abort(cause error) { s.streams.Abort(cause) }
 
 // Close implements AgentProtocol. It aborts every stream and waits for the
 // running one to emit its agent_end.
 func (s *Session) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.streams.Close() {
 		return nil
 	}
-	s.closed = true
-	s.mu.Unlock()
-	s.Abort(ErrClosed)
-	s.drained.Wait()
 	if s.hooks != nil {
 		s.hooks.sessionHook(hooks.SessionEnd, "exit", map[string]any{"reason": "exit"}, s.log.Warn)
 	}
-	s.baseCancel(ErrClosed)
 	var errs []error
 	for _, c := range s.cfg.closers {
 		if err := c(); err != nil {
@@ -228,26 +150,25 @@ func (s *Session) ReloadMemory() error {
 // event with the run's first delta's id and the run's whole text (see
 // AgentProtocol.Events for what makes a run). A long-lived session thus
 // keeps an answer's text, not an event per streamed delta.
-func (s *Session) Events() []Event { return s.events.all() }
+func (s *Session) Events() []Event { return s.streams.Events() }
 
 // Subscribe implements AgentProtocol. Subscribers are called in the one
 // order of the log, so they may call Events, Send or Abort.
-func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.events.subscribe(fn) }
+func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.streams.Subscribe(fn) }
 
 // Stream implements AgentProtocol: called before the stream's agent_end,
 // it yields every event of the stream as emitted; called after, it
 // replays the stream as Events has it, each run of text deltas merged
 // into one event carrying the run's text and its first delta's id.
 func (s *Session) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
-	return s.events.stream(ctx, streamID)
+	return s.streams.Stream(ctx, streamID)
 }
 
 // emit stamps and logs an event of st.
-func (s *Session) emit(st *stream, ev Event) Event { return s.events.emit(st.id, ev) }
+func (s *Session) emit(st *stream, ev Event) Event { return s.streams.Emit(st.id, ev) }
 
 // run executes one stream from its user message to its agent_end.
 func (s *Session) run(st *stream) {
-	<-st.sent
 	s.mu.Lock()
 	first := !s.initialized
 	s.initialized = true
@@ -382,7 +303,7 @@ func (s *Session) settle() {
 	if s.chain == nil {
 		return
 	}
-	if err := s.chain.Settle(context.WithoutCancel(s.baseCtx), s.cfg.sessionID); err != nil {
+	if err := s.chain.Settle(context.WithoutCancel(s.streams.Context()), s.cfg.sessionID); err != nil {
 		s.log.Error("request processors: background work failed; the next model call retries it", "session", s.cfg.sessionID, "err", err)
 	}
 }
@@ -391,9 +312,7 @@ func (s *Session) settle() {
 func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr error) {
 	// From here on the stream only reports: a Rewind after its agent_end
 	// waits for it rather than failing as busy.
-	s.mu.Lock()
-	st.ended = true
-	s.mu.Unlock()
+	s.streams.MarkEnded()
 	cause := context.Cause(st.ctx)
 	// The span ends before agent_end, so a driver that exports on
 	// agent_end has it.

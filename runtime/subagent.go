@@ -97,8 +97,9 @@ type subagentTool struct {
 	grace time.Duration
 	// timeout, when set, replaces every local agent's time limit (tests).
 	timeout time.Duration
-	// remotes holds the parent's remote agents (subagent_remote.go).
-	remotes remoteAgents
+	// remotes runs the calls of remote agents; nil when the session has
+	// none.
+	remotes RemoteInvoker
 }
 
 // newSubagentTool returns the invoke_agent tool over the definitions, or
@@ -211,7 +212,12 @@ func (t *subagentTool) remote(name string) bool {
 }
 
 // close releases the remote agents' connections.
-func (t *subagentTool) close() error { return t.remotes.close() }
+func (t *subagentTool) close() error {
+	if t.remotes == nil {
+		return nil
+	}
+	return t.remotes.Close()
+}
 
 // Execute runs one subagent call.
 func (t *subagentTool) Execute(ctx context.Context, call tools.Call) (tools.Result, error) {
@@ -257,7 +263,10 @@ func (t *subagentTool) run(ctx context.Context, parentID, callID, name, prompt s
 		prompt = "Get Started!" // gemini-cli's empty query
 	}
 	if def.Kind == agents.KindRemote {
-		return t.runRemote(ctx, def, prompt, sink)
+		if t.remotes == nil {
+			return SubagentResult{}, fmt.Errorf("%w %q: the session reaches no remote agents", ErrUnknownAgent, name)
+		}
+		return t.remotes.Invoke(ctx, def, prompt, sink)
 	}
 	return t.runLocal(ctx, def, fmt.Sprintf("%s.%s.%s", parentID, def.Name, callID), prompt, sink)
 }

@@ -2,218 +2,25 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
-	"time"
+	"log/slog"
 
 	"github.com/agentry-dev/agentry/agents"
 )
 
-// remoteAgents holds a parent session's remote agents: one RemoteAgent per
-// agent name, connected on its first call and kept until the parent
-// closes, so that the A2A contextId (and the taskId of a task waiting for
-// input) carries over from one call to the next, as in gemini-cli. Its
-// zero value is ready to use; it is safe for concurrent use.
-type remoteAgents struct {
-	mu      sync.Mutex // guards the fields below
-	entries map[string]*remoteEntry
-	closed  bool
-	// timeout bounds one call; 0 is DefaultSubagentTimeout. Tests shorten
-	// it.
-	timeout time.Duration
+// RemoteInvoker runs the invoke_agent tool's tasks on remote A2A agents
+// for one parent session. Package agents/remote implements it over
+// a2a-go's client; the session calls it and never speaks A2A itself.
+type RemoteInvoker interface {
+	// Invoke sends prompt to the remote agent def and waits for its task
+	// to complete, fail or ask for input, within the subagent time limit.
+	// The agent's events go to sink, when set, with the agent's thread id
+	// in _meta. Failures of the agent are results the parent's model
+	// reads; only a parent that gives up (ctx) makes it return an error.
+	Invoke(ctx context.Context, def agents.Definition, prompt string, sink func(Event)) (SubagentResult, error)
+	// Close releases the connections; Invoke fails with ErrClosed after.
+	Close() error
 }
 
-// remoteEntry is one agent's connection, done once it is made or failed.
-type remoteEntry struct {
-	done  chan struct{}
-	agent *RemoteAgent
-	err   error
-}
-
-// agent returns the parent's connection to cfg.Definition, making it with
-// cfg on first use. A connection that fails is not kept: the next call
-// tries again.
-func (r *remoteAgents) agent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error) {
-	def := cfg.Definition
-	for {
-		r.mu.Lock()
-		if r.closed {
-			r.mu.Unlock()
-			return nil, ErrClosed
-		}
-		if r.entries == nil {
-			r.entries = map[string]*remoteEntry{}
-		}
-		e, ok := r.entries[def.Name]
-		if !ok {
-			e = &remoteEntry{done: make(chan struct{})}
-			r.entries[def.Name] = e
-			r.mu.Unlock()
-			e.agent, e.err = NewRemoteAgent(ctx, cfg)
-			r.mu.Lock()
-			switch {
-			case e.err != nil:
-				delete(r.entries, def.Name)
-			case r.closed:
-				e.agent.Close()
-				e.agent, e.err = nil, ErrClosed
-			}
-			close(e.done)
-			r.mu.Unlock()
-			return e.agent, e.err
-		}
-		r.mu.Unlock()
-		select {
-		case <-e.done:
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-		// Another call's connection attempt ended with that call's
-		// context: this one tries for itself.
-		if e.err != nil && (errors.Is(e.err, context.Canceled) || errors.Is(e.err, context.DeadlineExceeded)) && ctx.Err() == nil {
-			continue
-		}
-		return e.agent, e.err
-	}
-}
-
-// close closes every connection; calls after it fail with ErrClosed.
-func (r *remoteAgents) close() error {
-	r.mu.Lock()
-	r.closed = true
-	entries := r.entries
-	r.entries = nil
-	r.mu.Unlock()
-	var errs []error
-	for _, e := range entries {
-		<-e.done
-		if e.agent != nil {
-			errs = append(errs, e.agent.Close())
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// callTimeout is the time limit of one call.
-func (r *remoteAgents) callTimeout() time.Duration {
-	if r.timeout > 0 {
-		return r.timeout
-	}
-	return DefaultSubagentTimeout
-}
-
-// runRemote runs one task on a remote agent: it sends prompt over the
-// parent's connection to the agent and waits for the remote task to
-// complete, fail or ask for input, within the subagent time limit. The
-// agent's events go to sink, when set, with the A2A contextId as their
-// thread id. Failures — a card that cannot be fetched, missing credentials,
-// a failed task — are results the parent's model reads (TerminateError,
-// "Agent failed: …"); only a parent that gives up (ctx) makes it return an
-// error, after the remote task has been cancelled.
-func (t *subagentTool) runRemote(ctx context.Context, def agents.Definition, prompt string, sink func(Event)) (SubagentResult, error) {
-	start := time.Now()
-	res := SubagentResult{Agent: def.Name}
-	failed := func(why string) (SubagentResult, error) {
-		res.TerminateReason, res.Result, res.Duration = TerminateError, "Agent failed: "+why, time.Since(start)
-		return res, nil
-	}
-	if err := context.Cause(ctx); err != nil {
-		return res, err
-	}
-	ra, err := t.remotes.agent(ctx, RemoteConfig{Definition: def, Logger: t.log})
-	if cause := context.Cause(ctx); cause != nil {
-		return res, cause
-	}
-	if err != nil {
-		return failed(err.Error())
-	}
-	res.ThreadID = ra.ContextID()
-	id, err := ra.Send(ctx, TextMessage(prompt))
-	if err != nil {
-		return failed(err.Error())
-	}
-	timeout := t.remotes.callTimeout()
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(timeout, func() {
-		timedOut.Store(true)
-		ra.abortStream(id, errSubagentTimeout)
-	})
-	defer timer.Stop()
-	stop := context.AfterFunc(ctx, func() { ra.abortStream(id, context.Cause(ctx)) })
-	defer stop()
-
-	// The first events of a new conversation come before the agent has
-	// named its context: they wait for the thread id.
-	var pending []Event
-	forward := func(ev Event, thread string) {
-		if sink == nil {
-			return
-		}
-		ev.Meta = withThread(ev.Meta, thread)
-		sink(ev)
-	}
-	var end *AgentEnd
-	var failure *ErrorData
-	for ev, err := range ra.Stream(context.WithoutCancel(ctx), id) {
-		if err != nil {
-			return res, fmt.Errorf("remote agent %s: %w", def.Name, err)
-		}
-		if cid, _ := ev.Meta["contextId"].(string); cid != "" {
-			res.ThreadID = cid
-		}
-		switch ev.Type {
-		case EventError:
-			if ev.Error.Fatal {
-				failure = ev.Error
-			}
-		case EventAgentEnd:
-			end = ev.AgentEnd
-			if cid, _ := end.Data["contextId"].(string); cid != "" {
-				res.ThreadID = cid
-			}
-		}
-		if res.ThreadID == "" && ev.Type != EventAgentEnd {
-			pending = append(pending, ev)
-			continue
-		}
-		for _, p := range pending {
-			forward(p, res.ThreadID)
-		}
-		pending = nil
-		forward(ev, res.ThreadID)
-	}
-	res.Duration = time.Since(start)
-	if cause := context.Cause(ctx); cause != nil {
-		res.TerminateReason = TerminateAborted
-		return res, cause
-	}
-	if end == nil {
-		return failed("the agent's stream ended without a result")
-	}
-	output, _ := end.Data["result"].(string)
-	switch end.Reason {
-	case EndCompleted, EndElicitation:
-		// A question (input-required, auth-required) is the agent's
-		// answer for now: the next call, which keeps the task, replies.
-		res.TerminateReason, res.Result = TerminateGoal, output
-	case EndAborted:
-		if timedOut.Load() {
-			res.TerminateReason = TerminateTimeout
-			res.Result = fmt.Sprintf("Agent timed out after %s.", minutes(timeout))
-			return res, nil
-		}
-		// The connection closed under the call: the parent session is
-		// closing.
-		res.TerminateReason, res.Result = TerminateAborted, "Agent was aborted."
-		return res, fmt.Errorf("remote agent %s: %w", def.Name, ErrClosed)
-	default:
-		why := "the agent failed"
-		if failure != nil {
-			why = failure.Message
-		}
-		return failed(why)
-	}
-	return res, nil
-}
+// NewRemoteInvoker returns the RemoteInvoker of one parent session; log
+// receives its diagnostics.
+type NewRemoteInvoker func(log *slog.Logger) RemoteInvoker

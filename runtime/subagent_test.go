@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"path/filepath"
@@ -467,5 +468,34 @@ func TestSubagentMaxTurnsFails(t *testing.T) {
 	}
 	if read.Calls() != 2 {
 		t.Errorf("read ran %d times, want 2", read.Calls())
+	}
+}
+
+// TestRemoteAgentsNeedAnInvoker: a session built without
+// Options.RemoteAgents cannot reach remote agents, so it leaves their
+// definitions out of invoke_agent, with a warning naming each, and keeps
+// the local ones.
+func TestRemoteAgentsNeedAnInvoker(t *testing.T) {
+	s := childTestSettings(t, config.Defaults())
+	var logs bytes.Buffer
+	remoteDef := agents.Definition{Name: "helper", Kind: agents.KindRemote, Description: "Answers.", AgentCardURL: "http://127.0.0.1:1/card"}
+	defs := []agents.Definition{remoteDef, readerDef(0)}
+	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{b: newScript()}, Agents: defs,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { parent.Close() })
+	var decl string
+	for _, tl := range parent.cfg.tools {
+		if tl.Name() == InvokeAgentToolName {
+			decl = tl.Declaration().Description
+		}
+	}
+	if !strings.Contains(decl, "- reader:") || strings.Contains(decl, "helper") {
+		t.Errorf("invoke_agent offers:\n%s\nwant the local agent only", decl)
+	}
+	if !strings.Contains(logs.String(), "remote agent left out") || !strings.Contains(logs.String(), "agent=helper") {
+		t.Errorf("logs %q, want a warning naming the remote agent", logs.String())
 	}
 }

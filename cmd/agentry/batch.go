@@ -23,6 +23,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/agents/remote"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
@@ -896,7 +897,7 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 	// writer and the batch's memory does not grow with its length.
 	sess, err := runtime.FromSettings(ctx, &s, runtime.Options{
 		Availability: b.avail, Resolver: newPromptResolver(sp.resolver, sp.settings), Telemetry: sp.tel, Logger: b.log.With("id", req.ID),
-		Agents: sp.agents,
+		Agents: sp.agents, RemoteAgents: remote.Invokers,
 	})
 	if err != nil {
 		return failWith(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"github.com/agentry-dev/agentry/agents/remote"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -192,7 +193,7 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		}
 	}
 
-	sess, err := runtime.FromSettings(ctx, settings, runtime.Options{SessionID: f.sessionID, Record: record, SessionService: store})
+	sess, err := runtime.FromSettings(ctx, settings, runtime.Options{SessionID: f.sessionID, Record: record, SessionService: store, RemoteAgents: remote.Invokers})
 	if err != nil {
 		return p.fail(err)
 	}

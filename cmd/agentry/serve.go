@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agentry-dev/agentry/agents/remote"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/safefs"
 	"github.com/agentry-dev/agentry/internal/version"
@@ -303,7 +304,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			}
 			opts := runtime.Options{
 				SessionID: r.ContextID, SessionService: store, Approver: r.Approver,
-				Resolver: resolver, Availability: avail, Logger: log,
+				Resolver: resolver, Availability: avail, Logger: log, RemoteAgents: remote.Invokers,
 			}
 			if s == settings {
 				opts.Agents = agentDefs

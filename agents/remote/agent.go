@@ -1,4 +1,7 @@
-package runtime
+// Package remote is agentry's remote A2A agent: an AgentProtocol over
+// a2a-go's client (Agent), and the connections a session's invoke_agent
+// tool keeps to the remote agents it calls (Invoker).
+package remote
 
 import (
 	"context"
@@ -23,14 +26,23 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	a2alog "github.com/a2aproject/a2a-go/v2/log"
+	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/runtime"
 )
 
-// Limits of the calls a RemoteAgent makes besides its streams, which last
+// google.rpc.Code names of the error events an Agent emits.
+const (
+	statusInternal        = "INTERNAL"
+	statusInvalidArg      = "INVALID_ARGUMENT"
+	statusUnauthenticated = "UNAUTHENTICATED"
+)
+
+// Limits of the calls an Agent makes besides its streams, which last
 // as long as the remote task does.
 const (
 	// remoteCardTimeout bounds the agent card request.
@@ -43,8 +55,8 @@ const (
 	remoteTaskIDWait = 5 * time.Second
 )
 
-// RemoteConfig configures a RemoteAgent.
-type RemoteConfig struct {
+// Config configures an Agent.
+type Config struct {
 	// Definition is the remote agent: where its card is (AgentCardURL) or
 	// the card itself (AgentCardJSON), and its credentials.
 	Definition agents.Definition
@@ -61,7 +73,7 @@ type RemoteConfig struct {
 	NewID func() string
 }
 
-// RemoteAgent is the AgentProtocol of a remote A2A agent. Each Send that
+// Agent is the runtime.AgentProtocol of a remote A2A agent. Each Send that
 // carries a message sends it to the agent as one streamed A2A message and
 // starts a protocol stream: message{user}, agent_start, a message{agent}
 // for each status message and artifact update the agent streams back, an
@@ -74,9 +86,9 @@ type RemoteConfig struct {
 // the taskId of a task that waits for input, so that the next message
 // answers it.
 //
-// Streams run one at a time, in Send order, like a Session's; a Send while
-// one runs queues behind it. A RemoteAgent is safe for concurrent use.
-type RemoteAgent struct {
+// Streams run one at a time, in Send order, like a runtime.Session's; a Send while
+// one runs queues behind it. An Agent is safe for concurrent use.
+type Agent struct {
 	def    agents.Definition
 	card   *a2a.AgentCard
 	client *a2aclient.Client
@@ -86,33 +98,24 @@ type RemoteAgent struct {
 	// the caller's client is used.
 	closeIdle func()
 
-	baseCtx    context.Context
-	baseCancel context.CancelCauseFunc
+	// streams runs the agent's streams and keeps its event log.
+	streams *runtime.StreamQueue
 
 	mu        sync.Mutex // guards the fields below
 	contextID string
 	taskID    a2a.TaskID
-	queue     []*remoteStream
-	active    *remoteStream
-	running   bool
-	closed    bool
-	streams   map[string]*remoteStream
-	drained   sync.WaitGroup
-
-	events *eventLog
 }
 
-var _ AgentProtocol = (*RemoteAgent)(nil)
+var _ runtime.AgentProtocol = (*Agent)(nil)
 
 // remoteStream is one Send's exchange with the remote agent.
 type remoteStream struct {
-	id     string
-	user   []ContentPart
-	parts  a2a.ContentParts
-	meta   map[string]any
+	id    string
+	user  []runtime.ContentPart
+	parts a2a.ContentParts
+	meta  map[string]any
+	// ctx is the stream's, set when it starts running.
 	ctx    context.Context
-	cancel context.CancelCauseFunc
-	sent   chan struct{}
 	taskID a2a.TaskID    // the task this stream works on, once known
 	state  a2a.TaskState // the task's last state
 	// reason is the agent's message with a failed, rejected or canceled
@@ -121,12 +124,12 @@ type remoteStream struct {
 	outcome *reassembler
 }
 
-// NewRemoteAgent connects to the remote agent of cfg.Definition: it gets
+// New connects to the remote agent of cfg.Definition: it gets
 // the agent card (from AgentCardURL with the SDK's resolver, or parsed from
 // AgentCardJSON; A2A v1.0 and v0.3 cards both), resolves the credentials,
 // and opens a client on the first of the card's interfaces the A2A client
 // supports: JSON-RPC, HTTP+JSON or gRPC, protocol 1.0 or 0.3.
-func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error) {
+func New(ctx context.Context, cfg Config) (*Agent, error) {
 	def := cfg.Definition
 	log := cfg.Logger
 	if log == nil {
@@ -135,10 +138,10 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 	log = log.With("agent", def.Name)
 	now, newID := cfg.Now, cfg.NewID
 	if now == nil {
-		now = defaultNow
+		now = time.Now
 	}
 	if newID == nil {
-		newID = defaultID
+		newID = uuid.NewString
 	}
 	hc := cfg.HTTPClient
 	var closeIdle func()
@@ -150,7 +153,7 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 		hc = &http.Client{Transport: tr}
 		closeIdle = tr.CloseIdleConnections
 	}
-	fail := func(err error) (*RemoteAgent, error) {
+	fail := func(err error) (*Agent, error) {
 		if closeIdle != nil {
 			closeIdle()
 		}
@@ -185,12 +188,9 @@ func NewRemoteAgent(ctx context.Context, cfg RemoteConfig) (*RemoteAgent, error)
 	if err != nil {
 		return fail(fmt.Errorf("connect to %q: %w", card.Name, err))
 	}
-	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	return &RemoteAgent{
+	return &Agent{
 		def: def, card: card, client: client, log: log, newID: newID, closeIdle: closeIdle,
-		baseCtx: base, baseCancel: cancel,
-		streams: map[string]*remoteStream{},
-		events:  newEventLog(now),
+		streams: runtime.NewStreamQueue(ctx, now),
 	}, nil
 }
 
@@ -314,11 +314,11 @@ func isLoopback(target string) bool {
 }
 
 // Card returns the agent card the agent was reached through.
-func (r *RemoteAgent) Card() *a2a.AgentCard { return r.card }
+func (r *Agent) Card() *a2a.AgentCard { return r.card }
 
 // ContextID returns the A2A context of the conversation, "" before the
 // agent has answered.
-func (r *RemoteAgent) ContextID() string {
+func (r *Agent) ContextID() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.contextID
@@ -326,7 +326,7 @@ func (r *RemoteAgent) ContextID() string {
 
 // TaskID returns the task the next message continues: one that waits for
 // input, or "" when the next message starts a new task.
-func (r *RemoteAgent) TaskID() string {
+func (r *Agent) TaskID() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return string(r.taskID)
@@ -335,100 +335,47 @@ func (r *RemoteAgent) TaskID() string {
 // Send implements AgentProtocol. Only messages are accepted: a remote
 // agent has no model or settings to update, so an update is an error
 // wrapping ErrInvalidSend. A Send while a stream runs queues behind it.
-func (r *RemoteAgent) Send(ctx context.Context, p Send) (string, error) {
+func (r *Agent) Send(ctx context.Context, p runtime.Send) (string, error) {
 	if (p.Message == nil) == (p.Update == nil) {
-		return "", fmt.Errorf("%w: set exactly one of message and update", ErrInvalidSend)
+		return "", fmt.Errorf("%w: set exactly one of message and update", runtime.ErrInvalidSend)
 	}
 	if p.Update != nil {
-		return "", fmt.Errorf("%w: a remote agent takes messages, not updates", ErrInvalidSend)
+		return "", fmt.Errorf("%w: a remote agent takes messages, not updates", runtime.ErrInvalidSend)
 	}
 	parts, err := toA2AParts(p.Message.Content)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrInvalidSend, err)
+		return "", fmt.Errorf("%w: %w", runtime.ErrInvalidSend, err)
 	}
 	user := p.Message.Content
 	if p.Message.DisplayContent != "" {
-		user = []ContentPart{TextPart(p.Message.DisplayContent)}
+		user = []runtime.ContentPart{runtime.TextPart(p.Message.DisplayContent)}
 	}
-	st := &remoteStream{id: r.newID(), user: user, parts: parts, meta: p.Meta, sent: make(chan struct{}), outcome: newReassembler()}
-	// A stream outlives the Send call that starts it.
-	st.ctx, st.cancel = context.WithCancelCause(r.baseCtx)
-	defer close(st.sent)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		st.cancel(ErrClosed)
-		return "", ErrClosed
-	}
-	r.streams[st.id] = st
-	r.events.open(st.id)
-	r.queue = append(r.queue, st)
-	if !r.running {
-		r.running = true
-		r.drained.Add(1)
-		go r.drain()
+	st := &remoteStream{id: r.newID(), user: user, parts: parts, meta: p.Meta, outcome: newReassembler()}
+	// The queue runs the stream after Send returns its id; the stream
+	// outlives the Send call that starts it.
+	err = r.streams.Add(st.id, func(ctx context.Context, _ context.CancelCauseFunc) {
+		st.ctx = ctx
+		r.run(st)
+	})
+	if err != nil {
+		return "", err
 	}
 	return st.id, nil
 }
 
-// drain runs queued streams until the queue is empty.
-func (r *RemoteAgent) drain() {
-	defer r.drained.Done()
-	for {
-		r.mu.Lock()
-		if len(r.queue) == 0 {
-			r.running, r.active = false, nil
-			r.mu.Unlock()
-			return
-		}
-		st := r.queue[0]
-		r.queue = r.queue[1:]
-		r.active = st
-		r.mu.Unlock()
-		r.run(st)
-		st.cancel(nil)
-	}
-}
-
 // Abort implements AgentProtocol: the running stream and every queued one
 // end aborted, and a remote task that was running is cancelled.
-func (r *RemoteAgent) Abort(cause error) {
-	if cause == nil {
-		cause = ErrAborted
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.active != nil {
-		r.active.cancel(cause)
-	}
-	for _, st := range r.queue {
-		st.cancel(cause)
-	}
-}
+func (r *Agent) Abort(cause error) { r.streams.Abort(cause) }
 
 // abortStream stops one stream, running or queued, leaving the others.
-func (r *RemoteAgent) abortStream(id string, cause error) {
-	r.mu.Lock()
-	st := r.streams[id]
-	r.mu.Unlock()
-	if st != nil {
-		st.cancel(cause)
-	}
-}
+func (r *Agent) abortStream(id string, cause error) { r.streams.AbortStream(id, cause) }
 
 // Close implements AgentProtocol: it aborts every stream, waits for the
 // running one to end (its remote task cancelled) and closes the client.
-func (r *RemoteAgent) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
+func (r *Agent) Close() error {
+	if !r.streams.Close() {
 		return nil
 	}
-	r.closed = true
-	r.mu.Unlock()
-	r.Abort(ErrClosed)
-	r.drained.Wait()
-	r.baseCancel(ErrClosed)
 	err := r.client.Destroy()
 	if r.closeIdle != nil {
 		r.closeIdle()
@@ -441,22 +388,22 @@ func (r *RemoteAgent) Close() error {
 
 // Events implements AgentProtocol: as Session.Events, an ended stream's
 // runs of text deltas are merged, each into one event.
-func (r *RemoteAgent) Events() []Event { return r.events.all() }
+func (r *Agent) Events() []runtime.Event { return r.streams.Events() }
 
 // Subscribe implements AgentProtocol.
-func (r *RemoteAgent) Subscribe(fn func(Event)) (unsubscribe func()) {
-	return r.events.subscribe(fn)
+func (r *Agent) Subscribe(fn func(runtime.Event)) (unsubscribe func()) {
+	return r.streams.Subscribe(fn)
 }
 
 // Stream implements AgentProtocol: as Session.Stream, a consumer that
 // attaches after the stream's agent_end gets its text deltas merged.
-func (r *RemoteAgent) Stream(ctx context.Context, streamID string) iter.Seq2[Event, error] {
-	return r.events.stream(ctx, streamID)
+func (r *Agent) Stream(ctx context.Context, streamID string) iter.Seq2[runtime.Event, error] {
+	return r.streams.Stream(ctx, streamID)
 }
 
 // emit stamps ev with the conversation's ids, which a driver (and the
 // invoke_agent tool, for its thread id) reads from _meta, and emits it.
-func (r *RemoteAgent) emit(st *remoteStream, ev Event) Event {
+func (r *Agent) emit(st *remoteStream, ev runtime.Event) runtime.Event {
 	r.mu.Lock()
 	contextID := r.contextID
 	r.mu.Unlock()
@@ -471,14 +418,13 @@ func (r *RemoteAgent) emit(st *remoteStream, ev Event) Event {
 		}
 		ev.Meta = meta
 	}
-	return r.events.emit(st.id, ev)
+	return r.streams.Emit(st.id, ev)
 }
 
 // run sends one stream's message and relays the agent's answer.
-func (r *RemoteAgent) run(st *remoteStream) {
-	<-st.sent
-	r.emit(st, Event{Type: EventMessage, Meta: st.meta, Message: &Message{Role: RoleUser, Content: st.user}})
-	r.emit(st, Event{Type: EventAgentStart})
+func (r *Agent) run(st *remoteStream) {
+	r.emit(st, runtime.Event{Type: runtime.EventMessage, Meta: st.meta, Message: &runtime.Message{Role: runtime.RoleUser, Content: st.user}})
+	r.emit(st, runtime.Event{Type: runtime.EventAgentStart})
 	if context.Cause(st.ctx) != nil {
 		r.finish(st, nil)
 		return
@@ -505,8 +451,8 @@ type streamItem struct {
 // remote task needs its id, which the first event brings. An abort that
 // comes before it waits for it, up to remoteTaskIDWait, relaying nothing
 // more; an abort after it stops at once.
-func (r *RemoteAgent) exchange(st *remoteStream, req *a2a.SendMessageRequest) error {
-	ctx, stop := context.WithCancel(a2alog.AttachLogger(r.baseCtx, r.log))
+func (r *Agent) exchange(st *remoteStream, req *a2a.SendMessageRequest) error {
+	ctx, stop := context.WithCancel(a2alog.AttachLogger(r.streams.Context(), r.log))
 	items := make(chan streamItem)
 	go func() {
 		defer close(items)
@@ -563,7 +509,7 @@ func (r *RemoteAgent) exchange(st *remoteStream, req *a2a.SendMessageRequest) er
 // learn records the ids of an aborted stream's event, and reports whether
 // the stream has told what cancelling needs: the task, or that there is
 // none to cancel.
-func (r *RemoteAgent) learn(st *remoteStream, ev a2a.Event) bool {
+func (r *Agent) learn(st *remoteStream, ev a2a.Event) bool {
 	var state a2a.TaskState
 	switch e := ev.(type) {
 	case *a2a.Message:
@@ -580,7 +526,7 @@ func (r *RemoteAgent) learn(st *remoteStream, ev a2a.Event) bool {
 
 // relay emits the content of one A2A event, keeps the conversation's ids
 // as gemini-cli does, and reports whether the exchange is over.
-func (r *RemoteAgent) relay(st *remoteStream, ev a2a.Event) (done bool) {
+func (r *Agent) relay(st *remoteStream, ev a2a.Event) (done bool) {
 	switch e := ev.(type) {
 	case *a2a.Task:
 		r.track(st, e.ContextID, e.ID, e.Status.State)
@@ -623,7 +569,7 @@ func (r *RemoteAgent) relay(st *remoteStream, ev a2a.Event) (done bool) {
 // contextId is kept for the next call, and so is the taskId, until the task
 // ends (completed, failed, canceled, rejected): the next message then
 // starts a new task in the same context.
-func (r *RemoteAgent) track(st *remoteStream, contextID string, taskID a2a.TaskID, state a2a.TaskState) {
+func (r *Agent) track(st *remoteStream, contextID string, taskID a2a.TaskID, state a2a.TaskState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if contextID != "" {
@@ -658,18 +604,18 @@ func finalState(s a2a.TaskState) bool {
 }
 
 // emitMessage emits parts as an agent message, when they hold anything.
-func (r *RemoteAgent) emitMessage(st *remoteStream, parts a2a.ContentParts, thought bool, meta map[string]any) {
+func (r *Agent) emitMessage(st *remoteStream, parts a2a.ContentParts, thought bool, meta map[string]any) {
 	content := fromA2AParts(parts, thought)
 	if len(content) == 0 {
 		return
 	}
-	r.emit(st, Event{Type: EventMessage, Meta: meta, Message: &Message{Role: RoleAgent, Content: content}})
+	r.emit(st, runtime.Event{Type: runtime.EventMessage, Meta: meta, Message: &runtime.Message{Role: runtime.RoleAgent, Content: content}})
 }
 
 // finish ends a stream: on an abort it cancels the remote task first, so
 // that the agent stops working on it; a failed task or call becomes a
 // fatal error event; agent_end carries the reassembled output.
-func (r *RemoteAgent) finish(st *remoteStream, streamErr error) {
+func (r *Agent) finish(st *remoteStream, streamErr error) {
 	cause := context.Cause(st.ctx)
 	if cause != nil && st.taskID != "" && !st.state.Terminal() {
 		r.cancelTask(st)
@@ -684,17 +630,17 @@ func (r *RemoteAgent) finish(st *remoteStream, streamErr error) {
 	if st.taskID != "" {
 		data["taskId"] = string(st.taskID)
 	}
-	end := func(reason EndReason) {
-		r.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: reason, Data: data}})
+	end := func(reason runtime.EndReason) {
+		r.emit(st, runtime.Event{Type: runtime.EventAgentEnd, AgentEnd: &runtime.AgentEnd{Reason: reason, Data: data}})
 	}
 	failed := func(status, msg string) {
-		r.emit(st, Event{Type: EventError, Meta: map[string]any{"errorName": "RemoteAgentError", "exitCode": ExitGeneric},
-			Error: &ErrorData{Status: status, Message: msg, Fatal: true}})
-		end(EndFailed)
+		r.emit(st, runtime.Event{Type: runtime.EventError, Meta: map[string]any{"errorName": "AgentError", "exitCode": runtime.ExitGeneric},
+			Error: &runtime.ErrorData{Status: status, Message: msg, Fatal: true}})
+		end(runtime.EndFailed)
 	}
 	switch {
 	case cause != nil:
-		end(EndAborted)
+		end(runtime.EndAborted)
 	case streamErr != nil:
 		r.log.Warn("remote agent call failed", "err", streamErr)
 		failed(remoteErrorStatus(streamErr), streamErr.Error())
@@ -705,18 +651,18 @@ func (r *RemoteAgent) finish(st *remoteStream, streamErr error) {
 		}
 		failed(statusInternal, msg)
 	case st.state == a2a.TaskStateInputRequired, st.state == a2a.TaskStateAuthRequired:
-		end(EndElicitation)
+		end(runtime.EndElicitation)
 	default:
 		// Completed, or a stream the server closed early: what arrived is
 		// the answer, as gemini-cli takes it.
-		end(EndCompleted)
+		end(runtime.EndCompleted)
 	}
 }
 
 // cancelTask asks the agent to cancel an aborted stream's task. The
 // stream's context has ended, so the call has its own, bounded one. The
 // task is not continued afterwards, whether the call succeeded or not.
-func (r *RemoteAgent) cancelTask(st *remoteStream) {
+func (r *Agent) cancelTask(st *remoteStream) {
 	ctx, cancel := context.WithTimeout(a2alog.AttachLogger(context.WithoutCancel(st.ctx), r.log), remoteCancelTimeout)
 	defer cancel()
 	if _, err := r.client.CancelTask(ctx, &a2a.CancelTaskRequest{ID: st.taskID}); err != nil {
@@ -735,7 +681,7 @@ func (r *RemoteAgent) cancelTask(st *remoteStream) {
 func remoteErrorStatus(err error) string {
 	switch {
 	case errors.Is(err, a2a.ErrUnauthenticated):
-		return statusUnauth
+		return statusUnauthenticated
 	case errors.Is(err, a2a.ErrUnauthorized):
 		return "PERMISSION_DENIED"
 	case errors.Is(err, a2a.ErrTaskNotFound):
@@ -783,15 +729,15 @@ func thoughtPart(p *a2a.Part) bool {
 }
 
 // toA2AParts converts a user message to A2A parts.
-func toA2AParts(content []ContentPart) (a2a.ContentParts, error) {
+func toA2AParts(content []runtime.ContentPart) (a2a.ContentParts, error) {
 	var out a2a.ContentParts
 	for i, p := range content {
 		switch p.Type {
-		case PartText, PartReference:
+		case runtime.PartText, runtime.PartReference:
 			out = append(out, a2a.NewTextPart(p.Text))
-		case PartThought:
+		case runtime.PartThought:
 			// The caller's thinking is not the remote agent's business.
-		case PartMedia:
+		case runtime.PartMedia:
 			switch {
 			case p.Data != "":
 				data, err := base64.StdEncoding.DecodeString(p.Data)
@@ -818,8 +764,8 @@ func toA2AParts(content []ContentPart) (a2a.ContentParts, error) {
 
 // fromA2AParts converts an agent's parts to content parts; thought marks
 // them all as thinking.
-func fromA2AParts(parts a2a.ContentParts, thought bool) []ContentPart {
-	var out []ContentPart
+func fromA2AParts(parts a2a.ContentParts, thought bool) []runtime.ContentPart {
+	var out []runtime.ContentPart
 	for _, p := range parts {
 		if p == nil {
 			continue
@@ -827,24 +773,24 @@ func fromA2AParts(parts a2a.ContentParts, thought bool) []ContentPart {
 		switch c := p.Content.(type) {
 		case a2a.Text:
 			if thought || thoughtPart(p) {
-				out = append(out, ContentPart{Type: PartThought, Thought: string(c)})
+				out = append(out, runtime.ContentPart{Type: runtime.PartThought, Thought: string(c)})
 			} else {
-				out = append(out, TextPart(string(c)))
+				out = append(out, runtime.TextPart(string(c)))
 			}
 		case a2a.Data:
 			if s := thoughtSummary(c.Value); thought && s != "" {
-				out = append(out, ContentPart{Type: PartThought, Thought: s})
+				out = append(out, runtime.ContentPart{Type: runtime.PartThought, Thought: s})
 				continue
 			}
 			b, err := json.Marshal(c.Value)
 			if err != nil {
 				continue
 			}
-			out = append(out, ContentPart{Type: PartText, Text: string(b), MimeType: "application/json"})
+			out = append(out, runtime.ContentPart{Type: runtime.PartText, Text: string(b), MimeType: "application/json"})
 		case a2a.Raw:
-			out = append(out, ContentPart{Type: PartMedia, Data: base64.StdEncoding.EncodeToString(c), MimeType: p.MediaType})
+			out = append(out, runtime.ContentPart{Type: runtime.PartMedia, Data: base64.StdEncoding.EncodeToString(c), MimeType: p.MediaType})
 		case a2a.URL:
-			out = append(out, ContentPart{Type: PartMedia, URI: string(c), MimeType: p.MediaType})
+			out = append(out, runtime.ContentPart{Type: runtime.PartMedia, URI: string(c), MimeType: p.MediaType})
 		}
 	}
 	return out

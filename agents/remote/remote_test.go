@@ -1,4 +1,4 @@
-package runtime
+package remote
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,10 +21,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/genai"
 	"google.golang.org/grpc"
 
 	"github.com/agentry-dev/agentry/agents"
-	"github.com/agentry-dev/agentry/tools"
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/fakegemini"
+	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
 // testExecutor is a small A2A agent. What it does depends on the first
@@ -283,17 +289,26 @@ func remoteDef(s *remoteServer) agents.Definition {
 	return agents.Definition{Name: "helper", Kind: agents.KindRemote, Description: "Answers questions.", AgentCardURL: s.cardURL}
 }
 
-// remoteTool returns an invoke_agent tool over defs whose connections
-// close with the test.
-func remoteTool(t *testing.T, approver Approver, defs ...agents.Definition) *subagentTool {
+// remoteTool returns an Invoker whose connections close with the test.
+func remoteTool(t *testing.T) *Invoker {
 	t.Helper()
-	sub := newSubagentTool(defs, nil, approver)
+	sub := NewInvoker(nil)
 	t.Cleanup(func() {
-		if err := sub.close(); err != nil {
+		if err := sub.Close(); err != nil {
 			t.Errorf("closing the remote agents: %v", err)
 		}
 	})
 	return sub
+}
+
+func last(evs []runtime.Event) runtime.Event { return evs[len(evs)-1] }
+
+func types(evs []runtime.Event) []runtime.EventType {
+	out := make([]runtime.EventType, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Type
+	}
+	return out
 }
 
 const streamedAnswer = "Looking at it.\n\nArtifact (answer):\nThe answer is 42."
@@ -307,9 +322,9 @@ func TestRemoteAgentStreamsToGoal(t *testing.T) {
 		t.Run(binding, func(t *testing.T) {
 			s := startRemote(t, serverOpts{binding: binding})
 			def := remoteDef(s)
-			sub := remoteTool(t, nil, def)
-			var evs []Event
-			res, err := sub.runRemote(t.Context(), def, "stream the answer", func(ev Event) { evs = append(evs, ev) })
+			sub := remoteTool(t)
+			var evs []runtime.Event
+			res, err := sub.Invoke(t.Context(), def, "stream the answer", func(ev runtime.Event) { evs = append(evs, ev) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -317,16 +332,16 @@ func TestRemoteAgentStreamsToGoal(t *testing.T) {
 			if len(calls) != 1 || calls[0].text != "stream the answer" {
 				t.Fatalf("the server saw %+v", calls)
 			}
-			if res.Agent != "helper" || res.TerminateReason != TerminateGoal || res.Result != streamedAnswer {
+			if res.Agent != "helper" || res.TerminateReason != runtime.TerminateGoal || res.Result != streamedAnswer {
 				t.Errorf("result %+v, want GOAL with %q", res, streamedAnswer)
 			}
 			if res.ThreadID == "" || res.ThreadID != calls[0].contextID {
 				t.Errorf("thread id %q, want the server's context %q", res.ThreadID, calls[0].contextID)
 			}
-			if len(evs) == 0 || evs[0].Type != EventMessage || evs[0].Message.Role != RoleUser || last(evs).Type != EventAgentEnd {
+			if len(evs) == 0 || evs[0].Type != runtime.EventMessage || evs[0].Message.Role != runtime.RoleUser || last(evs).Type != runtime.EventAgentEnd {
 				t.Fatalf("events %v, want message{user} … agent_end", types(evs))
 			}
-			if last(evs).AgentEnd.Reason != EndCompleted {
+			if last(evs).AgentEnd.Reason != runtime.EndCompleted {
 				t.Errorf("agent_end %+v, want completed", last(evs).AgentEnd)
 			}
 			var texts, thoughts []string
@@ -334,7 +349,7 @@ func TestRemoteAgentStreamsToGoal(t *testing.T) {
 				if th, _ := ev.Meta["threadId"].(string); th != res.ThreadID {
 					t.Errorf("%s event has thread id %q, want %q", ev.Type, th, res.ThreadID)
 				}
-				if ev.Type == EventMessage && ev.Message.Role == RoleAgent {
+				if ev.Type == runtime.EventMessage && ev.Message.Role == runtime.RoleAgent {
 					for _, p := range ev.Message.Content {
 						texts = append(texts, p.Text)
 						thoughts = append(thoughts, p.Thought)
@@ -354,22 +369,22 @@ func TestRemoteAgentStreamsToGoal(t *testing.T) {
 func TestRemoteAgentKeepsContextAndTask(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	def := remoteDef(s)
-	sub := remoteTool(t, nil, def)
-	r1, err := sub.runRemote(t.Context(), def, "ask me", nil)
+	sub := remoteTool(t)
+	r1, err := sub.Invoke(t.Context(), def, "ask me", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r1.TerminateReason != TerminateGoal || r1.Result != "Thinking.\n\nWhich file?" {
+	if r1.TerminateReason != runtime.TerminateGoal || r1.Result != "Thinking.\n\nWhich file?" {
 		t.Errorf("first call %+v, want the agent's question as a GOAL", r1)
 	}
-	r2, err := sub.runRemote(t.Context(), def, "b.go", nil)
+	r2, err := sub.Invoke(t.Context(), def, "b.go", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r2.TerminateReason != TerminateGoal || r2.Result != "Read b.go." {
+	if r2.TerminateReason != runtime.TerminateGoal || r2.Result != "Read b.go." {
 		t.Errorf("second call %+v", r2)
 	}
-	r3, err := sub.runRemote(t.Context(), def, "stream again", nil)
+	r3, err := sub.Invoke(t.Context(), def, "stream again", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,23 +412,23 @@ func TestRemoteAgentKeepsContextAndTask(t *testing.T) {
 func TestRemoteAgentFailedTask(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	def := remoteDef(s)
-	sub := remoteTool(t, nil, def)
+	sub := remoteTool(t)
 	var errs []string
-	res, err := sub.runRemote(t.Context(), def, "fail now", func(ev Event) {
-		if ev.Type == EventError {
+	res, err := sub.Invoke(t.Context(), def, "fail now", func(ev runtime.Event) {
+		if ev.Type == runtime.EventError {
 			errs = append(errs, ev.Error.Message)
 		}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateError || res.Result != "Agent failed: disk on fire" {
+	if res.TerminateReason != runtime.TerminateError || res.Result != "Agent failed: disk on fire" {
 		t.Errorf("result %+v, want ERROR with the remote's message", res)
 	}
 	if !slices.Equal(errs, []string{"disk on fire"}) {
 		t.Errorf("error events %q", errs)
 	}
-	if _, err := sub.runRemote(t.Context(), def, "stream", nil); err != nil {
+	if _, err := sub.Invoke(t.Context(), def, "stream", nil); err != nil {
 		t.Fatal(err)
 	}
 	c := s.exec.Calls()
@@ -430,12 +445,12 @@ func TestRemoteAgentBearerAuth(t *testing.T) {
 	s := startRemote(t, serverOpts{token: "Bearer s3cret"})
 	def := remoteDef(s)
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Bearer", Token: "$AGENTRY_TEST_REMOTE_TOKEN"}
-	sub := remoteTool(t, nil, def)
-	res, err := sub.runRemote(t.Context(), def, "stream", nil)
+	sub := remoteTool(t)
+	res, err := sub.Invoke(t.Context(), def, "stream", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateGoal {
+	if res.TerminateReason != runtime.TerminateGoal {
 		t.Fatalf("result %+v", res)
 	}
 	seen := s.auth.Seen()
@@ -459,12 +474,12 @@ func TestRemoteAgentAuthFailures(t *testing.T) {
 	s := startRemote(t, serverOpts{token: "Bearer s3cret"})
 	def := remoteDef(s)
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Bearer", Token: "${AGENTRY_TEST_UNSET_TOKEN}"}
-	sub := remoteTool(t, nil, def)
-	res, err := sub.runRemote(t.Context(), def, "stream", nil)
+	sub := remoteTool(t)
+	res, err := sub.Invoke(t.Context(), def, "stream", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateError || !strings.Contains(res.Result, "auth.token") || !strings.Contains(res.Result, "AGENTRY_TEST_UNSET_TOKEN") {
+	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, "auth.token") || !strings.Contains(res.Result, "AGENTRY_TEST_UNSET_TOKEN") {
 		t.Errorf("result %+v, want an ERROR naming auth.token and the variable", res)
 	}
 	if len(s.CardHeaders()) != 0 || len(s.auth.Seen()) != 0 {
@@ -473,12 +488,12 @@ func TestRemoteAgentAuthFailures(t *testing.T) {
 
 	t.Setenv("AGENTRY_TEST_WRONG_TOKEN", "guess")
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Bearer", Token: "$AGENTRY_TEST_WRONG_TOKEN"}
-	sub = remoteTool(t, nil, def)
-	res, err = sub.runRemote(t.Context(), def, "stream", nil)
+	sub = remoteTool(t)
+	res, err = sub.Invoke(t.Context(), def, "stream", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateError || !strings.Contains(res.Result, "unauthenticated") {
+	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, "unauthenticated") {
 		t.Errorf("result %+v, want the server's refusal as an ERROR", res)
 	}
 }
@@ -490,19 +505,19 @@ func TestRemoteAgentCardAuth(t *testing.T) {
 	s := startRemote(t, serverOpts{cardToken: "Basic dTpw"}) // u:p
 	def := remoteDef(s)
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Basic", Username: "u", Password: "p", AgentCardRequiresAuth: true}
-	res, err := remoteTool(t, nil, def).runRemote(t.Context(), def, "stream", nil)
+	res, err := remoteTool(t).Invoke(t.Context(), def, "stream", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateGoal {
+	if res.TerminateReason != runtime.TerminateGoal {
 		t.Errorf("with the card's credentials: %+v", res)
 	}
 	def.Auth.AgentCardRequiresAuth = false
-	res, err = remoteTool(t, nil, def).runRemote(t.Context(), def, "stream", nil)
+	res, err = remoteTool(t).Invoke(t.Context(), def, "stream", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateError || !strings.Contains(res.Result, "401") {
+	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, "401") {
 		t.Errorf("without the card's credentials: %+v, want an ERROR with the 401", res)
 	}
 }
@@ -515,11 +530,11 @@ func TestRemoteAgentCardJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := agents.Definition{Name: "helper", Kind: agents.KindRemote, AgentCardJSON: string(b)}
-	res, err := remoteTool(t, nil, def).runRemote(t.Context(), def, "stream", nil)
+	res, err := remoteTool(t).Invoke(t.Context(), def, "stream", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateGoal || res.Result != streamedAnswer {
+	if res.TerminateReason != runtime.TerminateGoal || res.Result != streamedAnswer {
 		t.Errorf("result %+v", res)
 	}
 	if len(s.CardHeaders()) != 0 {
@@ -533,16 +548,16 @@ func TestRemoteAgentCardJSON(t *testing.T) {
 func TestRemoteAgentCancel(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	def := remoteDef(s)
-	sub := remoteTool(t, nil, def)
+	sub := remoteTool(t)
 	errStop := errors.New("the user pressed escape")
 	ctx, cancel := context.WithCancelCause(t.Context())
 	type outcome struct {
-		res SubagentResult
+		res runtime.SubagentResult
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := sub.runRemote(ctx, def, "hang on", nil)
+		res, err := sub.Invoke(ctx, def, "hang on", nil)
 		done <- outcome{res, err}
 	}()
 	var task a2a.TaskID
@@ -564,7 +579,7 @@ func TestRemoteAgentCancel(t *testing.T) {
 	if got := s.exec.Canceled(); !slices.Equal(got, []a2a.TaskID{task}) {
 		t.Errorf("the server cancelled %q, want %q", got, task)
 	}
-	if _, err := sub.runRemote(t.Context(), def, "stream", nil); err != nil {
+	if _, err := sub.Invoke(t.Context(), def, "stream", nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := s.exec.Calls(); len(c) != 2 || c[1].msgTask != "" {
@@ -577,22 +592,22 @@ func TestRemoteAgentCancel(t *testing.T) {
 func TestRemoteAgentCancelBeforeTaskID(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	def := remoteDef(s)
-	sub := remoteTool(t, nil, def)
+	sub := remoteTool(t)
 	ctx, cancel := context.WithCancelCause(t.Context())
 	done := make(chan error, 1)
-	var forwarded []Event
+	var forwarded []runtime.Event
 	go func() {
-		_, err := sub.runRemote(ctx, def, "slow start", func(ev Event) { forwarded = append(forwarded, ev) })
+		_, err := sub.Invoke(ctx, def, "slow start", func(ev runtime.Event) { forwarded = append(forwarded, ev) })
 		done <- err
 	}()
 	task := <-s.exec.started
-	cancel(ErrAborted)
+	cancel(runtime.ErrAborted)
 	time.Sleep(50 * time.Millisecond) // the abort is seen before the task is named
 	close(s.exec.gate)
 	select {
 	case err := <-done:
-		if !errors.Is(err, ErrAborted) {
-			t.Errorf("error %v, want ErrAborted", err)
+		if !errors.Is(err, runtime.ErrAborted) {
+			t.Errorf("error %v, want runtime.ErrAborted", err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not return")
@@ -601,7 +616,7 @@ func TestRemoteAgentCancelBeforeTaskID(t *testing.T) {
 		t.Errorf("the server cancelled %q, want %q", got, task)
 	}
 	for _, ev := range forwarded {
-		if ev.Type == EventMessage && ev.Message.Role == RoleAgent {
+		if ev.Type == runtime.EventMessage && ev.Message.Role == runtime.RoleAgent {
 			t.Errorf("an aborted stream relayed %+v", ev.Message)
 		}
 	}
@@ -612,13 +627,13 @@ func TestRemoteAgentCancelBeforeTaskID(t *testing.T) {
 func TestRemoteAgentTimeout(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	def := remoteDef(s)
-	sub := remoteTool(t, nil, def)
-	sub.remotes.timeout = 300 * time.Millisecond
-	res, err := sub.runRemote(t.Context(), def, "hang on", nil)
+	sub := remoteTool(t)
+	sub.timeout = 300 * time.Millisecond
+	res, err := sub.Invoke(t.Context(), def, "hang on", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateTimeout || res.Result != "Agent timed out after 300ms." {
+	if res.TerminateReason != runtime.TerminateTimeout || res.Result != "Agent timed out after 300ms." {
 		t.Errorf("result %+v", res)
 	}
 	if len(s.exec.Canceled()) != 1 {
@@ -636,17 +651,17 @@ func TestRemoteAgentUnreachable(t *testing.T) {
 	addr := lis.Addr().String()
 	lis.Close() // nothing listens there now
 	def := agents.Definition{Name: "helper", Kind: agents.KindRemote, AgentCardURL: "http://" + addr + "/card.json"}
-	sub := remoteTool(t, nil, def)
-	res, err := sub.runRemote(t.Context(), def, "stream", nil)
+	sub := remoteTool(t)
+	res, err := sub.Invoke(t.Context(), def, "stream", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != TerminateError || !strings.HasPrefix(res.Result, "Agent failed: ") || !strings.Contains(res.Result, addr) {
+	if res.TerminateReason != runtime.TerminateError || !strings.HasPrefix(res.Result, "Agent failed: ") || !strings.Contains(res.Result, addr) {
 		t.Errorf("result %+v", res)
 	}
-	sub.remotes.mu.Lock()
-	kept := len(sub.remotes.entries)
-	sub.remotes.mu.Unlock()
+	sub.mu.Lock()
+	kept := len(sub.entries)
+	sub.mu.Unlock()
 	if kept != 0 {
 		t.Error("a failed connection was kept")
 	}
@@ -657,12 +672,12 @@ func TestRemoteAgentUnreachable(t *testing.T) {
 func TestRemoteAgentConcurrentCalls(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	def := remoteDef(s)
-	sub := remoteTool(t, nil, def)
+	sub := remoteTool(t)
 	var wg sync.WaitGroup
-	results := make([]SubagentResult, 4)
+	results := make([]runtime.SubagentResult, 4)
 	for i := range results {
 		wg.Go(func() {
-			res, err := sub.runRemote(t.Context(), def, fmt.Sprintf("stream %d", i), func(Event) {})
+			res, err := sub.Invoke(t.Context(), def, fmt.Sprintf("stream %d", i), func(runtime.Event) {})
 			if err != nil {
 				t.Error(err)
 			}
@@ -671,7 +686,7 @@ func TestRemoteAgentConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range results {
-		if r.TerminateReason != TerminateGoal || r.Result != streamedAnswer {
+		if r.TerminateReason != runtime.TerminateGoal || r.Result != streamedAnswer {
 			t.Errorf("call %d: %+v", i, r)
 		}
 	}
@@ -680,28 +695,59 @@ func TestRemoteAgentConcurrentCalls(t *testing.T) {
 	}
 }
 
-// TestRemoteSubagentInParentSession: a parent's model calls invoke_agent
-// for a remote agent; the call is asked about, then its tool result
-// carries the remote's answer and its events reach the parent as
-// tool_updates with the A2A context as thread id.
+type approverFunc func(context.Context, runtime.ApprovalRequest) (runtime.Outcome, error)
+
+func (f approverFunc) Approve(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
+	return f(ctx, r)
+}
+
+// TestRemoteSubagentInParentSession: a parent session built from
+// settings with Invokers, whose model calls invoke_agent for a remote
+// agent: the call is asked about, then its tool result carries the
+// remote's answer and its events reach the parent as tool_updates with
+// the A2A context as thread id.
 func TestRemoteSubagentInParentSession(t *testing.T) {
 	s := startRemote(t, serverOpts{})
-	b := newScript(
-		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "helper", "prompt": "stream the answer"})),
-		textTurn("The helper says 42."),
+	model := fakegemini.New(t)
+	model.Enqueue(
+		fakegemini.Calls(&genai.FunctionCall{ID: "p1", Name: runtime.InvokeAgentToolName,
+			Args: map[string]any{"agent_name": "helper", "prompt": "stream the answer"}}),
+		fakegemini.Text("The helper says 42."),
 	)
 	var mu sync.Mutex
 	var asked []string
-	approver := approverFunc(func(_ context.Context, r ApprovalRequest) (Outcome, error) {
+	approver := approverFunc(func(_ context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
 		mu.Lock()
 		asked = append(asked, r.Tool)
 		mu.Unlock()
-		return ProceedOnce, nil
+		return runtime.ProceedOnce, nil
 	})
-	sub := remoteTool(t, approver, remoteDef(s))
-	sess := newTestSession(t, b, Config{Tools: []tools.Tool{sub}, Approver: approver})
-	evs := run(t, sess, "ask the helper")
-	if last(evs).AgentEnd.Reason != EndCompleted {
+	settings := config.Defaults()
+	settings.Workspace = t.TempDir()
+	settings.Home = filepath.Join(t.TempDir(), ".agentry")
+	settings.Session.Store = config.SessionStoreMemory
+	settings.Model.Name = "gemini-2.5-flash"
+	resolver := llm.NewResolver(llm.ResolverConfig{Gemini: llm.GeminiConfig{APIKey: fakegemini.DefaultAPIKey, BaseURL: model.URL}})
+	sess, err := runtime.FromSettings(t.Context(), &settings, runtime.Options{
+		Resolver: resolver, Approver: approver, Agents: []agents.Definition{remoteDef(s)},
+		RemoteAgents: Invokers, Logger: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sess.Close() })
+	id, err := sess.Send(t.Context(), runtime.TextMessage("ask the helper"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []runtime.Event
+	for ev, err := range sess.Stream(t.Context(), id) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if last(evs).AgentEnd.Reason != runtime.EndCompleted {
 		t.Fatalf("parent ended %+v", last(evs).AgentEnd)
 	}
 	mu.Lock()
@@ -710,13 +756,25 @@ func TestRemoteSubagentInParentSession(t *testing.T) {
 	}
 	mu.Unlock()
 	want := "Subagent 'helper' finished.\nTermination Reason: GOAL\nResult:\n" + streamedAnswer
-	if got := subagentResult(t, b, "p1"); got != want {
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	var got any
+	for _, c := range reqs[1].Body.Contents {
+		for _, p := range c.Parts {
+			if fr := p.FunctionResponse; fr != nil && fr.Name == runtime.InvokeAgentToolName {
+				got = fr.Response["output"]
+			}
+		}
+	}
+	if got != want {
 		t.Errorf("parent got %q, want %q", got, want)
 	}
 	contextID := s.exec.Calls()[0].contextID
 	var forwarded []string
-	for _, ev := range find(evs, EventToolUpdate) {
-		if ev.ToolUpdate.RequestID == "p1" && ev.ToolUpdate.Data["threadId"] == contextID {
+	for _, ev := range evs {
+		if ev.Type == runtime.EventToolUpdate && ev.ToolUpdate.RequestID == "p1" && ev.ToolUpdate.Data["threadId"] == contextID {
 			for _, p := range ev.ToolUpdate.Content {
 				forwarded = append(forwarded, p.Text)
 			}
@@ -727,13 +785,13 @@ func TestRemoteSubagentInParentSession(t *testing.T) {
 	}
 }
 
-// TestRemoteAgentProtocol drives a RemoteAgent through AgentProtocol: the
+// TestRemoteAgentProtocol drives an Agent through AgentProtocol: the
 // events of each kind of answer, replay, subscribers, queued sends, Abort
 // and Close.
 func TestRemoteAgentProtocol(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	var n int
-	ra, err := NewRemoteAgent(t.Context(), RemoteConfig{
+	ra, err := New(t.Context(), Config{
 		Definition: remoteDef(s),
 		Now:        func() time.Time { return time.Unix(0, 0) },
 		NewID:      func() string { n++; return fmt.Sprintf("s%d", n) },
@@ -745,18 +803,18 @@ func TestRemoteAgentProtocol(t *testing.T) {
 	if ra.Card().Name != "Helper" {
 		t.Errorf("card %+v", ra.Card())
 	}
-	var subscribed []Event
+	var subscribed []runtime.Event
 	var subMu sync.Mutex
-	unsub := ra.Subscribe(func(ev Event) {
+	unsub := ra.Subscribe(func(ev runtime.Event) {
 		subMu.Lock()
 		subscribed = append(subscribed, ev)
 		subMu.Unlock()
 	})
-	collect := func(id string) []Event {
+	collect := func(id string) []runtime.Event {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		var evs []Event
+		var evs []runtime.Event
 		for ev, err := range ra.Stream(ctx, id) {
 			if err != nil {
 				t.Fatalf("stream %s: %v", id, err)
@@ -767,7 +825,7 @@ func TestRemoteAgentProtocol(t *testing.T) {
 	}
 	send := func(text string) string {
 		t.Helper()
-		id, err := ra.Send(t.Context(), TextMessage(text))
+		id, err := ra.Send(t.Context(), runtime.TextMessage(text))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -777,35 +835,35 @@ func TestRemoteAgentProtocol(t *testing.T) {
 	// Two sends queue: both streams run, in order.
 	id1, id2 := send("stream one"), send("ask two")
 	evs := collect(id1)
-	if got, want := types(evs), []EventType{EventMessage, EventAgentStart, EventMessage, EventMessage, EventMessage, EventMessage, EventAgentEnd}; !slices.Equal(got, want) {
+	if got, want := types(evs), []runtime.EventType{runtime.EventMessage, runtime.EventAgentStart, runtime.EventMessage, runtime.EventMessage, runtime.EventMessage, runtime.EventMessage, runtime.EventAgentEnd}; !slices.Equal(got, want) {
 		t.Errorf("stream one: %v, want %v", got, want)
 	}
 	if evs[0].ID != "s1-0" || evs[0].Message.Content[0].Text != "stream one" || last(evs).ID != "s1-6" {
 		t.Errorf("stream one's first and last events: %+v, %+v", evs[0], last(evs))
 	}
-	if end := last(evs).AgentEnd; end.Reason != EndCompleted || end.Data["result"] != streamedAnswer || end.Data["taskState"] != "completed" {
+	if end := last(evs).AgentEnd; end.Reason != runtime.EndCompleted || end.Data["result"] != streamedAnswer || end.Data["taskState"] != "completed" {
 		t.Errorf("stream one ended %+v", end)
 	}
-	if evs := collect(id2); last(evs).AgentEnd.Reason != EndElicitation || last(evs).AgentEnd.Data["result"] != "Thinking.\n\nWhich file?" {
+	if evs := collect(id2); last(evs).AgentEnd.Reason != runtime.EndElicitation || last(evs).AgentEnd.Data["result"] != "Thinking.\n\nWhich file?" {
 		t.Errorf("stream two ended %+v", last(evs).AgentEnd)
 	}
 	if ra.TaskID() == "" || ra.ContextID() == "" {
 		t.Errorf("after a question: context %q, task %q", ra.ContextID(), ra.TaskID())
 	}
-	if evs := collect(send("a.go")); last(evs).AgentEnd.Reason != EndCompleted || ra.TaskID() != "" {
+	if evs := collect(send("a.go")); last(evs).AgentEnd.Reason != runtime.EndCompleted || ra.TaskID() != "" {
 		t.Errorf("the answer ended %+v with task %q kept", last(evs).AgentEnd, ra.TaskID())
 	}
 
 	// A failed task: a fatal error event, then agent_end failed.
 	evs = collect(send("fail"))
-	if got := types(evs[len(evs)-2:]); !slices.Equal(got, []EventType{EventError, EventAgentEnd}) ||
-		!evs[len(evs)-2].Error.Fatal || evs[len(evs)-2].Error.Message != "disk on fire" || last(evs).AgentEnd.Reason != EndFailed {
+	if got := types(evs[len(evs)-2:]); !slices.Equal(got, []runtime.EventType{runtime.EventError, runtime.EventAgentEnd}) ||
+		!evs[len(evs)-2].Error.Fatal || evs[len(evs)-2].Error.Message != "disk on fire" || last(evs).AgentEnd.Reason != runtime.EndFailed {
 		t.Errorf("a failed task ended %v: %+v", got, evs[len(evs)-2:])
 	}
 
 	// An answer without a task.
 	evs = collect(send("reply"))
-	if end := last(evs).AgentEnd; end.Reason != EndCompleted || end.Data["result"] != "pong" {
+	if end := last(evs).AgentEnd; end.Reason != runtime.EndCompleted || end.Data["result"] != "pong" {
 		t.Errorf("a message reply ended %+v", end)
 	}
 
@@ -813,7 +871,7 @@ func TestRemoteAgentProtocol(t *testing.T) {
 	id := send("hang")
 	task := <-s.exec.started
 	ra.Abort(nil)
-	if end := last(collect(id)).AgentEnd; end.Reason != EndAborted {
+	if end := last(collect(id)).AgentEnd; end.Reason != runtime.EndAborted {
 		t.Errorf("an aborted stream ended %+v", end)
 	}
 	if got := s.exec.Canceled(); !slices.Equal(got, []a2a.TaskID{task}) {
@@ -838,19 +896,19 @@ func TestRemoteAgentProtocol(t *testing.T) {
 		t.Errorf("replaying stream one gave %d events, want 7", len(replay))
 	}
 
-	if _, err := ra.Send(t.Context(), Send{Update: &SessionUpdate{Model: "x"}}); !errors.Is(err, ErrInvalidSend) {
-		t.Errorf("an update: %v, want ErrInvalidSend", err)
+	if _, err := ra.Send(t.Context(), runtime.Send{Update: &runtime.SessionUpdate{Model: "x"}}); !errors.Is(err, runtime.ErrInvalidSend) {
+		t.Errorf("an update: %v, want runtime.ErrInvalidSend", err)
 	}
 	for _, err := range ra.Stream(t.Context(), "nope") {
-		if !errors.Is(err, ErrUnknownStream) {
+		if !errors.Is(err, runtime.ErrUnknownStream) {
 			t.Errorf("an unknown stream: %v", err)
 		}
 	}
 	if err := ra.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ra.Send(t.Context(), TextMessage("more")); !errors.Is(err, ErrClosed) {
-		t.Errorf("Send after Close: %v, want ErrClosed", err)
+	if _, err := ra.Send(t.Context(), runtime.TextMessage("more")); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("Send after Close: %v, want runtime.ErrClosed", err)
 	}
 }
 
@@ -879,10 +937,10 @@ func TestRemoteAgentRefusedStream(t *testing.T) {
 		fmt.Fprintf(w, "{\"jsonrpc\":\"2.0\",\"id\":%s,\n\"error\":{\"code\":-32602,\"message\":%q}}\n", req.ID, reason)
 	})
 	def := agents.Definition{Name: "refuser", Kind: agents.KindRemote, AgentCardURL: srv.URL + a2asrv.WellKnownAgentCardPath}
-	sub := remoteTool(t, nil, def)
+	sub := remoteTool(t)
 	var errs []string
-	res, err := sub.runRemote(t.Context(), def, "yes please", func(ev Event) {
-		if ev.Type == EventError {
+	res, err := sub.Invoke(t.Context(), def, "yes please", func(ev runtime.Event) {
+		if ev.Type == runtime.EventError {
 			errs = append(errs, ev.Error.Status+" "+ev.Error.Message)
 		}
 	})
@@ -892,7 +950,7 @@ func TestRemoteAgentRefusedStream(t *testing.T) {
 	if len(errs) != 1 || !strings.HasPrefix(errs[0], statusInvalidArg+" ") || !strings.Contains(errs[0], reason) {
 		t.Errorf("error events %q, want one %s naming the server's reason", errs, statusInvalidArg)
 	}
-	if res.TerminateReason != TerminateError || !strings.Contains(res.Result, reason) {
+	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, reason) {
 		t.Errorf("result %+v", res)
 	}
 }
