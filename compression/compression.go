@@ -22,7 +22,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/masking"
-	"github.com/agentry-dev/agentry/routing"
+	"github.com/agentry-dev/agentry/modelcall"
 )
 
 const (
@@ -34,11 +34,11 @@ const (
 	PreserveFraction = 0.3
 )
 
-// Caller makes one non-streaming utility-model call: the routing
-// package's utility caller, which agentry's dispatcher provides with its
-// retry loop. It must not modify req.Contents, which share values with the
+// Caller makes one non-streaming utility-model call: a
+// [modelcall.Caller], which agentry's dispatcher provides with its retry
+// loop. It must not modify req.Contents, which share values with the
 // history being compressed.
-type Caller = routing.UtilityCaller
+type Caller = modelcall.Caller
 
 // Status is the outcome of a compression attempt: gemini-cli's
 // CompressionStatus, spelled as its enum member names.

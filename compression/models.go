@@ -1,6 +1,6 @@
 package compression
 
-import "github.com/agentry-dev/agentry/routing"
+import "github.com/agentry-dev/agentry/modelid"
 
 // Context windows from gemini-cli's tokenLimits.ts.
 const (
@@ -16,7 +16,7 @@ const (
 // it names (gemini-3-pro-preview, gemini-3-flash-preview, gemini-2.5-pro,
 // gemini-2.5-flash, gemini-3.1-flash-lite) share it, as does everything else.
 func TokenLimit(model string) int {
-	switch routing.NormalizeModelID(model) {
+	switch modelid.Normalize(model) {
 	case "gemma-4-31b-it", "gemma-4-26b-a4b-it":
 		return Gemma4TokenLimit
 	default:
@@ -41,7 +41,7 @@ func TokenLimit(model string) int {
 // "none" case (the retired PREVIEW_GEMINI_FLASH_LITE_MODEL sentinel) is not
 // a model id and is left to the default.
 func DefaultUtilityModel(model string) string {
-	switch routing.NormalizeModelID(model) {
+	switch modelid.Normalize(model) {
 	case "gemini-3-pro-preview", "gemini-3.1-pro-preview":
 		return "gemini-3-pro-preview"
 	case "gemini-3-flash-preview":

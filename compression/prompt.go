@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentry-dev/agentry/routing"
+	"github.com/agentry-dev/agentry/modelid"
 )
 
 // The fixed turns gemini-cli's ChatCompressionService adds around the
@@ -46,7 +46,7 @@ func Prompt(model, approvedPlanPath string) string {
 // concrete model id here, so aliases such as "auto" or "pro" are not
 // resolved first; pass the resolved model.
 func modernModel(model string) bool {
-	model = routing.NormalizeModelID(model)
+	model = modelid.Normalize(model)
 	return isGemini3(model) || !strings.HasPrefix(model, "gemini-")
 }
 

@@ -1,6 +1,10 @@
 package routing
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/agentry-dev/agentry/modelid"
+)
 
 // CatalogConfig configures a Catalog.
 type CatalogConfig struct {
@@ -234,7 +238,7 @@ func familyChain(acc Access, preview bool, auto bool) Chain {
 	pro := Policy{Model: DefaultProModel}
 	flash := Policy{Model: DefaultFlashModel, LastResort: true, MaxAttempts: 10}
 	if preview {
-		pro.Model = previewPro(acc)
+		pro.Model = modelid.PreviewPro(acc)
 		flash.Model = PreviewFlashModel
 	}
 	if auto {

@@ -7,15 +7,14 @@ import (
 	"log/slog"
 	"time"
 
-	"google.golang.org/adk/v2/model"
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/modelcall"
 )
 
-// UtilityCaller makes one non-streaming utility-model call (the
-// classifiers') through the session's model dispatcher, so that it gets the
-// same backends, availability chain and retry loop as chat calls. It
-// returns the aggregated response.
-type UtilityCaller func(ctx context.Context, req *model.LLMRequest) (*model.LLMResponse, error)
+// UtilityCaller is the classifiers' utility-model caller: a
+// [modelcall.Caller], which routing uses but does not own.
+type UtilityCaller = modelcall.Caller
 
 // DefaultClassifierThreshold is the complexity score from which the
 // numerical classifier picks Pro, gemini-cli's default when the remote

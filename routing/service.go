@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"google.golang.org/adk/v2/model"
+
+	"github.com/agentry-dev/agentry/modelcall"
 )
 
 // DefaultMaxAttempts is gemini-cli's retry cap per model (and its ceiling
@@ -31,6 +33,10 @@ type ServiceConfig struct {
 	Configs *ModelConfigs
 	// Settings tune the router.
 	Settings RouterSettings
+	// Utility makes the classifiers' utility-model calls; nil makes the
+	// classifier strategies return no decision until [Service.UseUtility]
+	// provides one.
+	Utility modelcall.Caller
 	// Handler asks a human about non-silent fallbacks; nil (batch runs)
 	// means only silent policies fall back.
 	Handler FallbackHandler
@@ -64,18 +70,23 @@ type Service struct {
 	fallbackMode bool
 	overrides    map[string]string
 	handler      FallbackHandler
-	utility      UtilityCaller
-	pending      pendingRequest
+	utility      modelcall.Caller
+	prepared     *Prepared
 }
 
-// pendingRequest is the request the routing processor prepared last,
-// with its pre-routing snapshot, so that the dispatcher can re-apply
-// another model's config to it after a fallback. Model calls of one
-// session are sequential, so one slot is enough; the pointer identifies
-// the request (utility calls are never prepared).
-type pendingRequest struct {
-	req  *model.LLMRequest
-	snap snapshot
+// Prepared is the routing processor's decision for one chat model call:
+// the model it routed the request to, and the request as it was before
+// routing, so that a fallback can re-apply another model's config to it.
+// The service keeps the last one under its invocation id; the dispatcher
+// asks for it by that id ([Service.Prepared]) and executes it
+// ([Service.Execute]). Model calls of one session are sequential, so one
+// slot is enough. Utility calls are never prepared.
+type Prepared struct {
+	// Invocation is the id of the invocation the call belongs to.
+	Invocation string
+	// Model is the model the processor routed the call to.
+	Model string
+	snap  snapshot
 }
 
 // NewService returns the model service of one session.
@@ -84,7 +95,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, fmt.Errorf("routing: %w", noModel(""))
 	}
 	s := &Service{
-		avail: cfg.Availability, catalog: cfg.Catalog, router: cfg.Router, configs: cfg.Configs,
+		avail: cfg.Availability, catalog: cfg.Catalog, router: cfg.Router, configs: cfg.Configs, utility: cfg.Utility,
 		settings: cfg.Settings, maxAttempts: cfg.MaxAttempts, log: cfg.Logger,
 		configured: cfg.Model, approvalMode: cfg.ApprovalMode, handler: cfg.Handler,
 		overrides: map[string]string{},
@@ -178,9 +189,11 @@ func (s *Service) SetFallbackHandler(h FallbackHandler) {
 	s.handler = h
 }
 
-// SetUtility installs the utility-model caller the classifier strategies
-// use; the dispatcher provides it once it exists.
-func (s *Service) SetUtility(u UtilityCaller) {
+// UseUtility gives the classifier strategies the caller their utility
+// calls go through, when that caller can only be built after the service:
+// the session's dispatcher serves utility calls and needs the service to
+// select their models, so the session's builder wires the two together.
+func (s *Service) UseUtility(u modelcall.Caller) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.utility = u
@@ -195,11 +208,12 @@ type Routed struct {
 	Decision *Decision
 }
 
-// Route chooses the model of one model call and rewrites req for it: the
-// sequence's model if one is set, else the router's decision, then the
+// Route chooses the model of one chat model call and rewrites req for it:
+// the sequence's model if one is set, else the router's decision, then the
 // first available model of its policy chain. It marks a new turn (sticky
 // retries become usable again) and, when promptID differs from the last
-// call's, a new sequence.
+// call's, a new sequence. promptID is the invocation id, under which the
+// decision is kept for the dispatcher ([Service.Prepared]).
 func (s *Service) Route(ctx context.Context, req *model.LLMRequest, promptID string) Routed {
 	s.avail.ResetTurn()
 	s.mu.Lock()
@@ -224,11 +238,22 @@ func (s *Service) Route(ctx context.Context, req *model.LLMRequest, promptID str
 	out.Model = sel.model
 	s.mu.Lock()
 	s.sequence = sel.model
-	snap := takeSnapshot(req)
-	s.pending = pendingRequest{req: req, snap: snap}
+	p := &Prepared{Invocation: promptID, Model: sel.model, snap: takeSnapshot(req)}
+	s.prepared = p
 	s.mu.Unlock()
-	snap.apply(req, sel.model, s.configs.For(sel.model))
+	p.snap.apply(req, sel.model, s.configs.For(sel.model))
 	return out
+}
+
+// Prepared returns the routing processor's decision for the chat call of
+// invocation id, or nil when the processor has not prepared one for it.
+func (s *Service) Prepared(invocation string) *Prepared {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.prepared; p != nil && invocation != "" && p.Invocation == invocation {
+		return p
+	}
+	return nil
 }
 
 // ModelSelection is the model a call is made with and its attempt budget.
@@ -240,42 +265,53 @@ type ModelSelection struct {
 	MaxAttempts int
 }
 
-// Select is gemini-cli's applyModelSelection right before a model call:
-// the first available model of req.Model's chain, consuming a sticky
-// attempt. A request the routing processor prepared is rewritten for the
-// selected model's config; any other (a utility call) only gets its model
+// Select is gemini-cli's applyModelSelection right before a model call no
+// processor prepared (a utility call): the first available model of
+// req.Model's chain, consuming a sticky attempt; req only gets its model
 // name changed.
 func (s *Service) Select(req *model.LLMRequest) ModelSelection {
-	return s.selectFor(req, req.Model)
+	return s.selectFor(req, req.Model, nil)
+}
+
+// Execute is gemini-cli's applyModelSelection right before the chat call
+// the routing processor prepared as p: the first available model of
+// req.Model's chain (a hook may have changed it since), consuming a sticky
+// attempt, with req rewritten from p's snapshot for the selected model's
+// config. A nil p makes it [Service.Select].
+func (s *Service) Execute(req *model.LLMRequest, p *Prepared) ModelSelection {
+	return s.selectFor(req, req.Model, p)
 }
 
 // Reselect picks the model to retry with after a retry intent: the active
 // model if the fallback changed it since activeBefore, else the next
-// available model for failed. It rewrites req like Select.
-func (s *Service) Reselect(req *model.LLMRequest, failed, activeBefore string) ModelSelection {
+// available model for failed. It rewrites req like Execute.
+func (s *Service) Reselect(req *model.LLMRequest, p *Prepared, failed, activeBefore string) ModelSelection {
 	name := failed
 	if active := s.ActiveModel(); active != "" && !sameModel(active, activeBefore) {
 		name = active
 	}
-	return s.selectFor(req, name)
+	return s.selectFor(req, name, p)
 }
 
 // selectFor selects for name and rewrites req for the selected model: a
 // prepared (chat) request from its snapshot, any other by name only.
-func (s *Service) selectFor(req *model.LLMRequest, name string) ModelSelection {
-	s.mu.Lock()
-	p := s.pending
-	s.mu.Unlock()
-	prepared := p.req == req
-	sel := s.selectModel(name, true, prepared)
+func (s *Service) selectFor(req *model.LLMRequest, name string, p *Prepared) ModelSelection {
+	sel := s.selectModel(name, true, p != nil)
 	switch {
 	case req.Model == sel.model:
-	case prepared:
+	case p != nil:
 		p.snap.apply(req, sel.model, s.configs.For(sel.model))
 	default:
 		req.Model = sel.model
 	}
 	return ModelSelection{Model: sel.model, MaxAttempts: sel.maxAttempts}
+}
+
+// Resolve resolves name with the session's access ([ResolveModel]), as
+// every selection does: the model an alias or a preview id stands for in
+// this session.
+func (s *Service) Resolve(name string) string {
+	return ResolveModel(name, s.catalog.Access())
 }
 
 // MarkHealthy records a successful call of model.
@@ -306,7 +342,7 @@ func (s *Service) selectModel(name string, consume, chat bool) selected {
 		name = o
 	}
 	s.mu.Unlock()
-	resolved := ResolveModel(name, s.catalog.Access())
+	resolved := s.Resolve(name)
 	chain, _ := s.chainFor(resolved)
 	sel := SelectionForAvailability(chain, s.avail)
 	final := sel.Model

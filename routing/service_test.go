@@ -362,3 +362,48 @@ func TestServiceConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestPreparedIsKeyedByInvocation: the routing processor's decision is
+// found by the invocation it was made in, not by the request it rewrote:
+// another invocation, or none, finds nothing, and a later Route replaces
+// it.
+func TestPreparedIsKeyedByInvocation(t *testing.T) {
+	s := newTestService(t, ServiceConfig{Model: "gemini-2.5-pro"}, chainOf(ActionSilent, "gemini-2.5-pro", "gemini-2.5-flash"))
+	s.Route(t.Context(), &model.LLMRequest{}, "inv-1")
+	p := s.Prepared("inv-1")
+	if p == nil || p.Invocation != "inv-1" || p.Model != "gemini-2.5-pro" {
+		t.Fatalf("Prepared(inv-1) = %+v", p)
+	}
+	for _, id := range []string{"inv-2", ""} {
+		if got := s.Prepared(id); got != nil {
+			t.Errorf("Prepared(%q) = %+v, want nil", id, got)
+		}
+	}
+	s.Route(t.Context(), &model.LLMRequest{}, "inv-2")
+	if s.Prepared("inv-1") != nil || s.Prepared("inv-2") == nil {
+		t.Error("a later Route did not replace the decision")
+	}
+}
+
+// TestExecuteRewritesOnlyPreparedRequests: executing a prepared decision
+// after the routed model went down re-applies the fallback model's config
+// from the pre-routing snapshot; a request selected without one (a
+// utility call) only gets its model name changed.
+func TestExecuteRewritesOnlyPreparedRequests(t *testing.T) {
+	topK := float32(7)
+	configs, err := NewModelConfigs(map[string]ModelConfig{"gemini-2.5-flash": {TopK: &topK}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestService(t, ServiceConfig{Model: "gemini-2.5-pro", Configs: configs}, chainOf(ActionSilent, "gemini-2.5-pro", "gemini-2.5-flash"))
+	req := &model.LLMRequest{Config: &genai.GenerateContentConfig{}}
+	s.Route(t.Context(), req, "inv")
+	s.Availability().MarkTerminal("gemini-2.5-pro", ReasonQuota)
+	if sel := s.Execute(req, s.Prepared("inv")); sel.Model != "gemini-2.5-flash" || req.Config.TopK == nil || *req.Config.TopK != 7 {
+		t.Errorf("Execute = %+v, topK %v; want flash with its config", sel, req.Config.TopK)
+	}
+	util := &model.LLMRequest{Model: "gemini-2.5-pro", Config: &genai.GenerateContentConfig{}}
+	if sel := s.Select(util); sel.Model != "gemini-2.5-flash" || util.Model != "gemini-2.5-flash" || util.Config.TopK != nil {
+		t.Errorf("Select = %+v, config %+v; want only the name changed", sel, util.Config)
+	}
+}

@@ -102,9 +102,6 @@ func NewDispatcherWith(cfg DispatcherConfig) *Dispatcher {
 	if d.log == nil {
 		d.log = slog.Default()
 	}
-	if d.routes != nil {
-		d.routes.SetUtility(d.Call)
-	}
 	return d
 }
 
@@ -135,6 +132,27 @@ func (d *Dispatcher) SetModel(name string) error {
 	defer d.mu.Unlock()
 	d.model = name
 	return nil
+}
+
+// reportedModel is the model a stream reports before its first call, and
+// checks that a backend serves it: an auto alias is reported as itself,
+// since the router picks the model per prompt; any other name as the model
+// it resolves to with the session's access, which is the model routing
+// will call unless it falls back.
+func (d *Dispatcher) reportedModel(ctx context.Context) (string, error) {
+	name := d.Model()
+	resolved := name
+	if d.routes != nil {
+		resolved = d.routes.Resolve(name)
+	}
+	target, err := d.resolver.Resolve(ctx, resolved)
+	if err != nil {
+		return "", err
+	}
+	if routing.IsAutoAlias(name) {
+		return name, nil
+	}
+	return target.String(), nil
 }
 
 // GenerateContent implements model.LLM for the session's chat calls.
@@ -171,9 +189,15 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 	routes := d.routes
 	maxAttempts := d.retry.MaxAttempts
 	var activeBefore string
+	// The routing processor's decision for a chat call, found by the
+	// invocation it was made in; utility calls have none.
+	var prepared *routing.Prepared
 	if routes != nil {
 		activeBefore = routes.ActiveModel()
-		sel := routes.Select(req)
+		if chat {
+			prepared = routes.Prepared(invocationID(ctx))
+		}
+		sel := routes.Execute(req, prepared)
 		maxAttempts = sel.MaxAttempts
 	}
 	if d.tel != nil {
@@ -214,7 +238,7 @@ func (d *Dispatcher) generate(ctx context.Context, req *model.LLMRequest, stream
 	var invalid *llm.InvalidStreamError
 	for n := 1; ; n++ {
 		ca := callAttempt{invalid: invalid}
-		err = d.connect(ctx, req, stream, chat, &activeBefore, &maxAttempts, ss, &ca, yield)
+		err = d.connect(ctx, req, prepared, stream, chat, &activeBefore, &maxAttempts, ss, &ca, yield)
 		if err == nil || errors.Is(err, errConsumerGone) {
 			return err
 		}
@@ -269,7 +293,7 @@ func (e *brokenStreamError) Unwrap() error { return e.err }
 // connect runs the backoff loop of one stream attempt: failures before the
 // stream starts are retried and may fall back to another model; a failure
 // after it started ends the loop.
-func (d *Dispatcher) connect(ctx context.Context, req *model.LLMRequest, stream, chat bool, activeBefore *string, maxAttempts *int, ss *streamState, ca *callAttempt, yield func(*model.LLMResponse) bool) error {
+func (d *Dispatcher) connect(ctx context.Context, req *model.LLMRequest, prepared *routing.Prepared, stream, chat bool, activeBefore *string, maxAttempts *int, ss *streamState, ca *callAttempt, yield func(*model.LLMResponse) bool) error {
 	routes := d.routes
 	bo := newQuotaBackOff(d.retry)
 	var attempt, capacityFailures, fallbacks int
@@ -292,7 +316,7 @@ func (d *Dispatcher) connect(ctx context.Context, req *model.LLMRequest, stream,
 			}
 			return backoff.Permanent(cerr)
 		}
-		sel := routes.Reselect(req, failed, *activeBefore)
+		sel := routes.Reselect(req, prepared, failed, *activeBefore)
 		*activeBefore = routes.ActiveModel()
 		*maxAttempts = sel.MaxAttempts
 		attempt, capacityFailures = 0, 0
@@ -626,6 +650,15 @@ func cloneRequest(contents []*genai.Content, cfg *genai.GenerateContentConfig) (
 }
 
 var _ model.LLM = (*Dispatcher)(nil)
+
+// invocationID is the id of the ADK invocation a chat call belongs to: ADK
+// calls a model.LLM with the invocation's context. "" outside one.
+func invocationID(ctx context.Context) string {
+	if ic, ok := ctx.(interface{ InvocationID() string }); ok {
+		return ic.InvocationID()
+	}
+	return ""
+}
 
 type modelCallKey struct{}
 

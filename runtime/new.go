@@ -151,6 +151,11 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
 		Telemetry: cfg.Telemetry,
 	})
+	if cfg.Routing != nil {
+		// The classifiers' utility calls go through this session's
+		// dispatcher, which only exists once the routing service does.
+		cfg.Routing.UseUtility(dispatch.Call)
+	}
 	limit := newOutputLimit(cfg.TruncateThreshold, cfg.TempDir, sc.sessionID, cfg.Logger)
 	var hb *hookBridge
 	if cfg.Hooks != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/tools"
@@ -68,5 +69,26 @@ func TestRoutingHonoursTerminalModels(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"gemini-2.5-flash"}, models(srv.Requests())); diff != "" {
 		t.Errorf("models (-want +got):\n%s", diff)
+	}
+}
+
+// TestAliasReportsTheModelItCalls: a session configured with "flash" by an
+// account with preview access reports gemini-3-flash-preview from its
+// first session_update, the model routing calls, and never the stable
+// Flash another alias table would have named.
+func TestAliasReportsTheModelItCalls(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.EnqueueFor(routing.PreviewFlashModel, fakegemini.Text("hi"))
+	settings := settingsWith(routing.AliasFlash, func(s *config.Settings) { s.Model.PreviewAccess = true })
+	s, _, _ := resilient{settings: settings}.start(t, srv)
+	evs := run(t, s, "hello")
+	if r := last(evs).AgentEnd.Reason; r != EndCompleted {
+		t.Fatalf("reason %s, events %v", r, types(evs))
+	}
+	if diff := cmp.Diff([]string{routing.PreviewFlashModel}, models(srv.Requests())); diff != "" {
+		t.Errorf("models called (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{routing.PreviewFlashModel}, sessionModels(evs)); diff != "" {
+		t.Errorf("session_update models (-want +got):\n%s", diff)
 	}
 }

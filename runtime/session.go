@@ -20,7 +20,6 @@ import (
 
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/processors"
-	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
@@ -195,18 +194,12 @@ func (s *Session) run(st *stream) {
 		ss.runSpan = span
 	}
 
-	modelName := s.dispatch.Model()
-	target, err := s.cfg.resolver.Resolve(ctx, modelName)
+	shown, err := s.dispatch.reportedModel(ctx)
 	if err != nil {
 		s.finish(st, ss, nil, err)
 		return
 	}
-	ss.model = target.String()
-	if routing.IsAutoAlias(modelName) {
-		// The router picks the concrete model per prompt; until it has,
-		// the session's model is the alias itself.
-		ss.model = modelName
-	}
+	ss.model = shown
 	s.emit(st, Event{Type: EventSessionUpdate, SessionUpdate: &SessionUpdate{Model: ss.model}})
 	if context.Cause(ctx) != nil {
 		s.finish(st, ss, nil, nil)

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agentry-dev/agentry/modelid"
 )
 
 // ErrUnknownModel reports a model name that no backend serves.
@@ -22,16 +24,17 @@ const (
 	SchemeReplayNonStric = "replay-nonstrict"
 )
 
-// geminiAliases map gemini-cli's model aliases to concrete models. "auto"
-// resolves to the default Pro model, which is what gemini-cli's routing
-// falls back to when no classifier decides otherwise.
-var geminiAliases = map[string]string{
-	"auto":            "gemini-2.5-pro",
-	"auto-gemini-2.5": "gemini-2.5-pro",
-	"auto-gemini-3":   "gemini-3-pro-preview",
-	"pro":             "gemini-2.5-pro",
-	"flash":           "gemini-2.5-flash",
-	"flash-lite":      "gemini-3.1-flash-lite",
+// resolveAlias maps a gemini-cli alias to its concrete model with
+// modelid's one table, as for a user without preview access: a Ref names
+// the model to call, and a parsed name knows nothing of the account.
+// Sessions resolve aliases with their account's access before a name gets
+// here (the routing service does), so this only decides what an alias that
+// reaches a backend unresolved means.
+func resolveAlias(name string) (string, bool) {
+	if !modelid.IsAlias(name) {
+		return name, false
+	}
+	return modelid.Resolve(name, modelid.Access{}), true
 }
 
 // geminiPrefixes are the model-id prefixes served by the Gemini API.
@@ -72,16 +75,14 @@ func ParseModel(name string) (Ref, error) {
 		switch scheme {
 		case SchemeGemini, SchemeOpenAI, SchemeReplay, SchemeReplayNonStric:
 			if scheme == SchemeGemini {
-				if alias, ok := geminiAliases[rest]; ok {
-					rest = alias
-				}
+				rest, _ = resolveAlias(rest)
 			}
 			return Ref{Scheme: scheme, Model: rest}, nil
 		}
 		return Ref{}, fmt.Errorf("%w %q: unknown scheme %q (want gemini:, openai:, replay: or replay-nonstrict:)", ErrUnknownModel, name, scheme)
 	}
-	if alias, ok := geminiAliases[name]; ok {
-		return Ref{Scheme: SchemeGemini, Model: alias}, nil
+	if model, ok := resolveAlias(name); ok {
+		return Ref{Scheme: SchemeGemini, Model: model}, nil
 	}
 	for _, p := range geminiPrefixes {
 		if strings.HasPrefix(name, p) {

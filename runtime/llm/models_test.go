@@ -3,6 +3,8 @@ package llm
 import (
 	"errors"
 	"testing"
+
+	"github.com/agentry-dev/agentry/modelid"
 )
 
 func TestParseModel(t *testing.T) {
@@ -46,5 +48,24 @@ func TestRefString(t *testing.T) {
 		if err != nil || r.String() != want {
 			t.Errorf("ParseModel(%q).String() = %q, %v; want %q", in, r.String(), err, want)
 		}
+	}
+}
+
+// TestParseModelUsesTheOneAliasTable guards against a second alias table:
+// a parsed alias names the model modelid resolves it to for an account
+// without preview access, for every alias, so "auto-gemini-3" is
+// gemini-2.5-pro here as in routing.
+func TestParseModelUsesTheOneAliasTable(t *testing.T) {
+	for _, a := range []string{modelid.AliasAuto, modelid.AliasPro, modelid.AliasAutoGemini3, modelid.AliasAutoGemini25, modelid.AliasFlash, modelid.AliasFlashLite} {
+		want := modelid.Resolve(a, modelid.Access{})
+		for _, name := range []string{a, "gemini:" + a} {
+			ref, err := ParseModel(name)
+			if err != nil || ref != (Ref{SchemeGemini, want}) {
+				t.Errorf("ParseModel(%q) = %+v, %v; want %q", name, ref, err, want)
+			}
+		}
+	}
+	if ref, _ := ParseModel("auto-gemini-3"); ref.Model != "gemini-2.5-pro" {
+		t.Errorf("ParseModel(auto-gemini-3) = %q, want gemini-2.5-pro", ref.Model)
 	}
 }
