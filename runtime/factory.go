@@ -567,16 +567,9 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
 		return nil, none, nil
 	}
-	servers := make(map[string]mcptools.ServerConfig, len(s.MCPServers))
-	for name, c := range s.MCPServers {
-		servers[name] = mcptools.ServerConfig{
-			Command: c.Command, Args: c.Args, Env: c.Env, Cwd: c.Cwd, URL: c.URL, HTTPURL: c.HTTPURL, Headers: c.Headers,
-			Timeout: c.Timeout, IncludeTools: c.IncludeTools, ExcludeTools: c.ExcludeTools, Trust: c.Trust, Description: c.Description,
-		}
-	}
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
-	m, err := mcptools.New(mcptools.Config{Servers: servers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
+	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", ErrSetup, err)
 	}
