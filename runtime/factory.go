@@ -134,13 +134,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	memoryConfig := processors.MemoryConfig{
-		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
-		Roots:      ws.Roots(),
-		FileNames:  s.Context.FileName,
-		Trusted:    s.Trusted,
-		Logger:     opts.Logger,
-	}
+	memoryConfig := MemoryConfig(s, ws.Roots(), opts.Logger)
 	memory, err := processors.LoadMemory(memoryConfig)
 	if err != nil {
 		set.Close()
@@ -393,6 +387,20 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	}
 	built = true
 	return sess, nil
+}
+
+// MemoryConfig is where the settings s find context files: the agentry
+// home and gemini-cli's ~/.gemini, then roots (the workspace's
+// directories), under the settings' context file names and the
+// workspace's trust.
+func MemoryConfig(s *config.Settings, roots []string, log *slog.Logger) processors.MemoryConfig {
+	return processors.MemoryConfig{
+		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
+		Roots:      roots,
+		FileNames:  s.Context.FileName,
+		Trusted:    s.Trusted,
+		Logger:     log,
+	}
 }
 
 // NewRouting returns the model routing service of one session built from

@@ -225,7 +225,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutdown)
-	return exitOK
+	return runtime.ExitOK
 }
 
 // setGCPercent applies a2a.gcPercent, unless GOGC is set: the operator's
@@ -372,12 +372,7 @@ func (m memory) Show(_ context.Context, workspace string) (string, []string, err
 	if err != nil {
 		return "", nil, err
 	}
-	mem, err := processors.LoadMemory(processors.MemoryConfig{
-		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
-		Roots:      []string{s.Workspace},
-		FileNames:  s.Context.FileName,
-		Trusted:    s.Trusted,
-	})
+	mem, err := processors.LoadMemory(runtime.MemoryConfig(s, []string{s.Workspace}, nil))
 	if err != nil {
 		return "", nil, err
 	}
