@@ -296,7 +296,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		idle = time.Duration(settings.A2A.IdleMinutes) * time.Minute
 	}
 	srv, err := protocol.New(protocol.Config{
-		NewSession: func(ctx context.Context, r protocol.SessionRequest) (*runtime.Session, error) {
+		NewSession: func(ctx context.Context, r protocol.SessionRequest) (protocol.Session, error) {
 			s, err := ws.get(r.Workspace)
 			if err != nil {
 				return nil, err
@@ -464,7 +464,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	id := sess.ID()
 	srv, err := protocol.New(protocol.Config{
-		NewSession: func(context.Context, protocol.SessionRequest) (*runtime.Session, error) {
+		NewSession: func(context.Context, protocol.SessionRequest) (protocol.Session, error) {
 			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
 		},
 		Workspace: settings.Workspace, Model: settings.Model.Name, Version: version.Version(),
