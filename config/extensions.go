@@ -1,5 +1,7 @@
 package config
 
+import "fmt"
+
 // LoopDetectionSettings tune loop detection (gemini-cli's
 // LoopDetectionService). gemini-cli has only the on/off switch
 // (model.disableLoopDetection); the thresholds are agentry's, with
@@ -73,27 +75,78 @@ type TelemetrySettings struct {
 	Outfile string `json:"outfile"`
 }
 
-// MCPServerSettings are one MCP server, in gemini-cli's mcpServers shape:
-// exactly one of Command (stdio), URL or HTTPURL (streamable HTTP).
+// MCPServerSettings are one entry of the settings' mcpServers map, in
+// gemini-cli's shape (the JSON names are gemini-cli's, so the same
+// settings file works for both): exactly one of Command (stdio), URL or
+// HTTPURL (streamable HTTP).
 type MCPServerSettings struct {
-	// Command starts a stdio server, with Args, Env and Cwd.
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
-	Cwd     string            `json:"cwd,omitempty"`
-	// URL and HTTPURL name a streamable HTTP server; Headers go with every
-	// request.
-	URL     string            `json:"url,omitempty"`
-	HTTPURL string            `json:"httpUrl,omitempty"`
+	// Command starts a stdio server; Args are its arguments.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is added to the base environment of a stdio server. Values may
+	// refer to environment variables as $VAR or ${VAR}, as gemini-cli
+	// expands them, including ones the base environment withholds.
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is a stdio server's working directory (default: the caller's).
+	Cwd string `json:"cwd,omitempty"`
+	// URL is a streamable HTTP endpoint. gemini-cli also accepts SSE here
+	// (with type "sse"); like gemini-cli without a type, agentry speaks
+	// streamable HTTP.
+	URL string `json:"url,omitempty"`
+	// HTTPURL is gemini-cli's older spelling of a streamable HTTP endpoint.
+	HTTPURL string `json:"httpUrl,omitempty"`
+	// Headers are sent with every HTTP request; values may refer to
+	// environment variables like Env's.
 	Headers map[string]string `json:"headers,omitempty"`
-	// Timeout bounds one call, in milliseconds; 0 is 10 minutes.
+	// Timeout is the per-call timeout in milliseconds; zero means 10
+	// minutes (gemini-cli's MCP_DEFAULT_TIMEOUT_MSEC). It also bounds connecting and listing tools, but
+	// never to less than 30 seconds.
 	Timeout int `json:"timeout,omitempty"`
-	// IncludeTools and ExcludeTools filter the server's tools by name;
-	// exclusion wins.
+	// IncludeTools, when non-empty, lists the only tools offered; an entry
+	// "name(...)" also matches name, as in gemini-cli.
 	IncludeTools []string `json:"includeTools,omitempty"`
+	// ExcludeTools lists tools never offered; it wins over IncludeTools.
 	ExcludeTools []string `json:"excludeTools,omitempty"`
-	// Trust runs the server's tools without confirmation.
+	// Trust lets this server's tools run without confirmation (the policy
+	// layer decides; mcptools only reports it through Tool.MCP).
 	Trust bool `json:"trust,omitempty"`
-	// Description is shown to the user.
+	// Description is a human description of the server.
 	Description string `json:"description,omitempty"`
+}
+
+// Validate reports whether c names exactly one transport and has sane
+// values. name is the server's key in mcpServers; errors mention it and the
+// offending field so the user can find the entry.
+func (c MCPServerSettings) Validate(name string) error {
+	set := 0
+	for _, v := range []string{c.Command, c.URL, c.HTTPURL} {
+		if v != "" {
+			set++
+		}
+	}
+	switch {
+	case set == 0:
+		return fmt.Errorf("mcp server %q: one of command, url or httpUrl is required", name)
+	case set > 1:
+		// gemini-cli silently prefers httpUrl, then url, then command; a
+		// config naming two is almost certainly a mistake, so say so.
+		return fmt.Errorf("mcp server %q: only one of command, url or httpUrl may be set", name)
+	}
+	if c.Timeout < 0 {
+		return fmt.Errorf("mcp server %q: timeout must not be negative (got %d)", name, c.Timeout)
+	}
+	if c.Command == "" {
+		if len(c.Args) > 0 {
+			return fmt.Errorf("mcp server %q: args needs command", name)
+		}
+		if len(c.Env) > 0 {
+			return fmt.Errorf("mcp server %q: env needs command", name)
+		}
+		if c.Cwd != "" {
+			return fmt.Errorf("mcp server %q: cwd needs command", name)
+		}
+	} else if len(c.Headers) > 0 {
+		return fmt.Errorf("mcp server %q: headers needs url or httpUrl", name)
+	}
+	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentry-dev/agentry/internal/jsonstr"
 )
 
 // gemini-cli sizes a function response by the length of
@@ -111,31 +113,6 @@ const (
 	msb  = 0x8080808080808080
 	low7 = 0x7F7F7F7F7F7F7F7F
 )
-
-// plainRun returns the end of the run of bytes from i that JSON.stringify
-// copies unchanged and that count one code unit each: ASCII other than
-// control characters, quote and backslash. Eight bytes at a time: tool
-// output is megabytes of mostly plain text.
-func plainRun(s string, i int) int {
-	for ; i+8 <= len(s); i += 8 {
-		if m := special8(load64(s[i:])); m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(s) && s[i] < utf8.RuneSelf && escapedLen(s[i]) == 1; i++ {
-	}
-	return i
-}
-
-// special8 flags, in the high bit of each byte, the bytes of x that are
-// not plain (see plainRun). Borrows may flag bytes after the first
-// flagged one, never before it, so the lowest flag is exact.
-func special8(x uint64) uint64 {
-	less := (x - lsb*0x20) &^ x // a byte below 0x20
-	quote := x ^ (lsb * '"')    // zero where x has '"'
-	back := x ^ (lsb * '\\')    // zero where x has '\\'
-	return (x | less | ((quote - lsb) &^ quote) | ((back - lsb) &^ back)) & msb
-}
 
 // escapedLen is the JSON-encoded length of ASCII byte b.
 func escapedLen(b byte) int {
@@ -274,52 +251,10 @@ func newline(dst []byte, pretty bool, depth int) []byte {
 	return dst
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString appends s as a JSON string literal, escaped as
 // JSON.stringify escapes: quote, backslash and control characters only.
 // Invalid UTF-8 bytes become U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if i = plainRun(s, i); i == len(s) {
-			break
-		}
-		b := s[i]
-		if b >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = append(dst, s[start:i]...)
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-				start = i + 1
-			}
-			i += size
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"', '\\':
-			dst = append(dst, '\\', b)
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+func appendString(dst []byte, s string) []byte { return jsonstr.Append(dst, s, jsonstr.JS) }
 
 // appendNumber appends f as JavaScript's Number.prototype.toString, which
 // JSON.stringify uses for finite numbers; NaN and infinities are null.

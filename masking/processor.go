@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
-	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 )
 
@@ -19,6 +18,13 @@ import (
 // call id, so the next turn, a resumed session and the transcript all see
 // the masked view.
 type Persist func(ctx context.Context, sessionID string, masked []Masked) error
+
+// History reads a stored session's history: the contents of the events of
+// session sessionID of app and user, in event order, with their call ids
+// as stored. The masking processor reads it to learn the call ids that
+// ADK strips from request contents; the session store's owner adapts its
+// store to it.
+type History func(ctx context.Context, app, user, sessionID string) (iter.Seq[*genai.Content], error)
 
 // Processor is the masking request processor, second in the chain after
 // the content processor. On every model request it masks the history,
@@ -41,12 +47,12 @@ type Persist func(ctx context.Context, sessionID string, masked []Masked) error
 // the function responses just produced), which gemini-cli keeps outside
 // its chat history until the call. The request's contents are ADK's deep
 // copies with ADK's own "adk-…" call ids stripped, and a model callback
-// cannot reach the session, so the processor loads the session's events
-// (ids intact) from the session service to find each response's call id.
+// cannot reach the session, so the processor reads the session's history
+// (ids intact) through its History to find each response's call id.
 type Processor struct {
-	m        *Masker
-	sessions session.Service
-	persist  Persist
+	m       *Masker
+	history History
+	persist Persist
 
 	mu sync.Mutex
 	// pending holds the unsettled pass of each session.
@@ -59,12 +65,12 @@ type job struct {
 	err  error // set before done is closed
 }
 
-// NewProcessor returns the masking processor of m. sessions is the
-// service that stores the sessions whose requests it processes; without
-// it only responses whose call ids survive in the request (ids the model
-// chose) can be masked. persist may be nil.
-func NewProcessor(m *Masker, sessions session.Service, persist Persist) *Processor {
-	return &Processor{m: m, sessions: sessions, persist: persist, pending: map[string]*job{}}
+// NewProcessor returns the masking processor of m. history reads the
+// stored sessions whose requests it processes; without it only responses
+// whose call ids survive in the request (ids the model chose) can be
+// masked. persist may be nil.
+func NewProcessor(m *Masker, history History, persist Persist) *Processor {
+	return &Processor{m: m, history: history, persist: persist, pending: map[string]*job{}}
 }
 
 // Name implements processors.RequestProcessor.
@@ -88,12 +94,12 @@ func (p *Processor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) err
 		return nil
 	}
 	var events []sessionResponse
-	if p.sessions != nil {
-		resp, err := p.sessions.Get(ctx, &session.GetRequest{AppName: ctx.AppName(), UserID: ctx.UserID(), SessionID: ctx.SessionID()})
+	if p.history != nil {
+		contents, err := p.history(ctx, ctx.AppName(), ctx.UserID(), ctx.SessionID())
 		if err != nil {
 			return fmt.Errorf("load session %s: %w", ctx.SessionID(), err)
 		}
-		events = sessionResponses(resp.Session.Events().All())
+		events = sessionResponses(contents)
 	}
 	idOf := matchCallIDs(req.Contents, events)
 	pass := p.m.mask(ctx, history, cands, idOf)
@@ -159,13 +165,13 @@ type sessionResponse struct {
 	response map[string]any
 }
 
-func sessionResponses(events iter.Seq[*session.Event]) []sessionResponse {
+func sessionResponses(contents iter.Seq[*genai.Content]) []sessionResponse {
 	var out []sessionResponse
-	for ev := range events {
-		if ev == nil || ev.Content == nil {
+	for c := range contents {
+		if c == nil {
 			continue
 		}
-		for _, p := range ev.Content.Parts {
+		for _, p := range c.Parts {
 			if p != nil && p.FunctionResponse != nil {
 				fr := p.FunctionResponse
 				out = append(out, sessionResponse{fr.ID, fr.Name, fr.Response})

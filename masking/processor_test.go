@@ -122,7 +122,7 @@ func TestProcessorInASession(t *testing.T) {
 	model := &callingModel{calls: 5}
 	s, err := runtime.New(t.Context(), runtime.Config{
 		SessionID: "s1", Model: "gemini-2.5-flash", Resolver: resolver{model},
-		Chain: processors.NewChain(masking.NewProcessor(m, svc, persist)),
+		Chain: processors.NewChain(masking.NewProcessor(m, runtime.SessionHistory(svc), persist)),
 		Tools: []tools.Tool{bigTool{}}, SessionService: svc,
 	})
 	if err != nil {

@@ -273,7 +273,7 @@ func (s *server) sessionLocked(ctx context.Context) (*mcp.ClientSession, error) 
 			s.log.Debug("closing dead mcp session", "err", err)
 		}
 	}
-	ctx, cancel := s.scope(ctx, s.cfg.setupTimeout())
+	ctx, cancel := s.scope(ctx, setupTimeout(s.cfg))
 	defer cancel()
 	if err := s.connectLocked(ctx); err != nil {
 		if c := context.Cause(ctx); c != nil {
@@ -286,7 +286,7 @@ func (s *server) sessionLocked(ctx context.Context) (*mcp.ClientSession, error) 
 
 // refreshLocked lists the server's tools into s.tools. s.mu must be held.
 func (s *server) refreshLocked(ctx context.Context) error {
-	ctx, cancel := s.scope(ctx, s.cfg.setupTimeout())
+	ctx, cancel := s.scope(ctx, setupTimeout(s.cfg))
 	defer cancel()
 	found := make(map[string]*mcp.Tool)
 	if caps := s.sess.InitializeResult().Capabilities; caps == nil || caps.Tools == nil {
@@ -305,7 +305,7 @@ func (s *server) refreshLocked(ctx context.Context) error {
 			}
 			return fmt.Errorf("mcp server %q: listing tools: %w", s.name, err)
 		}
-		if t.Name == "" || !s.cfg.enabled(t.Name) {
+		if t.Name == "" || !enabled(s.cfg, t.Name) {
 			continue
 		}
 		found[t.Name] = t
@@ -371,7 +371,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 		}
 	} else {
 		transport = &mcp.StreamableClientTransport{
-			Endpoint:   s.cfg.endpoint(),
+			Endpoint:   endpoint(s.cfg),
 			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.headers()}},
 		}
 	}
@@ -393,7 +393,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 	if cmd != nil {
 		s.log.Info("mcp server started", "pid", cmd.Process.Pid)
 	} else {
-		s.log.Info("mcp server connected", "url", s.cfg.endpoint())
+		s.log.Info("mcp server connected", "url", endpoint(s.cfg))
 	}
 	// Notice a server that exits between calls, so the next call restarts
 	// it instead of failing once first.

@@ -102,7 +102,7 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 
 	tok, sink := s.register()
 	defer s.unregister(tok)
-	callCtx, cancel := s.scope(ctx, s.cfg.timeout())
+	callCtx, cancel := s.scope(ctx, timeout(s.cfg))
 	defer cancel()
 	args := call.Args
 	if args == nil {

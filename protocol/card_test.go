@@ -23,7 +23,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/agentry-dev/agentry/protocol"
-	"github.com/agentry-dev/agentry/runtime"
 )
 
 // cardJSON GETs the served agent card.
@@ -125,7 +124,7 @@ func TestCardGRPCInterface(t *testing.T) {
 // the union of A2A 1.0 and 0.3 a2a-go serves.
 func TestCardGolden(t *testing.T) {
 	srv, err := protocol.New(protocol.Config{
-		NewSession: func(context.Context, protocol.SessionRequest) (*runtime.Session, error) { return nil, nil },
+		NewSession: func(context.Context, protocol.SessionRequest) (protocol.Session, error) { return nil, nil },
 		Workspace:  t.TempDir(), BaseURL: "http://127.0.0.1:41242", Version: "test",
 		Logger: slog.New(slog.DiscardHandler),
 	})

@@ -21,7 +21,7 @@ type convo struct {
 	s         *Server
 	id        string
 	workspace string
-	sess      *runtime.Session
+	sess      Session
 	unsub     func()
 	// adopted: the session belongs to the driver (Adopt), which closes it.
 	adopted bool

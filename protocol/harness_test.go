@@ -69,7 +69,7 @@ func newHarness(t testing.TB, lines []string, opts ...harnessOption) *harness {
 	h.http.Config.Protocols = &p
 	h.url = "http://" + h.http.Listener.Addr().String()
 	cfg := protocol.Config{
-		NewSession: func(ctx context.Context, r protocol.SessionRequest) (*runtime.Session, error) {
+		NewSession: func(ctx context.Context, r protocol.SessionRequest) (protocol.Session, error) {
 			ws := *h.settings
 			ws.Workspace = r.Workspace
 			h.sessions.Add(1)

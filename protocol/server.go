@@ -90,10 +90,36 @@ type Memory interface {
 	Add(ctx context.Context, fact string) (file string, err error)
 }
 
+// Session is what the server needs of a context's session: the agent
+// protocol, plus the session's own feed and what the slash commands read
+// and change. *runtime.Session implements it.
+type Session interface {
+	runtime.AgentProtocol
+	// Subscribe follows every stream of the session as one feed, in
+	// emission order, from the emitting goroutine. The server needs it,
+	// not AgentProtocol.Stream: a context's tasks share one session, a
+	// stream may end before its task attaches (its events wait as
+	// orphans), and a confirmation request must reach its client while
+	// the run is parked on it.
+	Subscribe(fn func(runtime.Event)) (unsubscribe func())
+	// ID is the session's id, the context's contextId.
+	ID() string
+	// Model is the configured model.
+	Model() string
+	// Tools lists the session's tools for /tools.
+	Tools() []runtime.ToolInfo
+	// ReloadMemory reads the context files again (/memory refresh).
+	ReloadMemory() error
+	// Rewind cuts the conversation back to before a message (/rewind).
+	Rewind(ctx context.Context, messageID string) (runtime.RewindResult, error)
+}
+
+var _ Session = (*runtime.Session)(nil)
+
 // Config configures a Server.
 type Config struct {
 	// NewSession builds a context's session. Required.
-	NewSession func(ctx context.Context, r SessionRequest) (*runtime.Session, error)
+	NewSession func(ctx context.Context, r SessionRequest) (Session, error)
 	// Workspace is the workspace of a context whose first message names
 	// none. Required.
 	Workspace string
@@ -510,7 +536,7 @@ func newID() string {
 // Adopt serves an existing session as the context named by its id, for
 // a driver that serves its own session (agentry run --a2a-port). The
 // session keeps its own approver; the server does not close it.
-func (s *Server) Adopt(sess *runtime.Session, workspace string) error {
+func (s *Server) Adopt(sess Session, workspace string) error {
 	dir, err := resolveDir(workspace)
 	if err != nil {
 		return fmt.Errorf("protocol: adopt: workspace: %w", err)

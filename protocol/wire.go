@@ -7,11 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	a2alegacy "github.com/a2aproject/a2a-go/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/agentry-dev/agentry/internal/jsonstr"
 )
 
 // wireEncoder writes stream responses as JSON, byte for byte what
@@ -326,61 +327,10 @@ func (e *wireEncoder) value(b []byte, v any) ([]byte, bool) {
 	return append(b, raw...), true
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendString appends s as a JSON string exactly as encoding/json
 // writes it by default: HTML-escaped, with invalid UTF-8 replaced and
 // U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s, jsonstr.HTMLSafe) }
 
 // fromV1Event is a2av0.FromV1Event, which panics on a nil part, with the
 // panic as an error: the stream fails with it instead of the server.

@@ -18,7 +18,6 @@ import (
 	"github.com/agentry-dev/agentry/masking"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
-	"github.com/agentry-dev/agentry/sessions"
 )
 
 // CustomChatCompressed is the custom event kind emitted when the history
@@ -38,7 +37,7 @@ const (
 type CompressionConfig struct {
 	// Store holds the session; compression rewrites its history there.
 	// Required.
-	Store *sessions.Store
+	Store RewritableStore
 	// Threshold is the fraction of the model's context window the last
 	// prompt may use before compressing; 0 is compression.DefaultThreshold.
 	Threshold float64

@@ -7,8 +7,9 @@ import (
 	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
-// Exit codes, gemini-cli's: drivers that exit on a stream's failure use the
-// code carried in the error event's _meta.exitCode.
+// Exit codes, gemini-cli's, documented in the README; the one place they
+// are defined. Drivers that exit on a stream's failure use the code
+// carried in the error event's _meta.exitCode.
 const (
 	ExitOK        = 0
 	ExitGeneric   = 1
@@ -23,6 +24,17 @@ const (
 	// transcript) cannot be written — a full disk, a read-only file system.
 	ExitStorage   = 56
 	ExitCancelled = 130
+)
+
+// What drivers print for a stream that ended without an error event,
+// gemini-cli's words.
+const (
+	// TurnLimitMessage reports a stream stopped at model.maxSessionTurns
+	// (agent_end max_turns; exit ExitTurnLimit).
+	TurnLimitMessage = "Reached max session turns for this session. Increase the number of turns by specifying model.maxSessionTurns in settings.json."
+	// CancelledMessage reports an aborted stream (agent_end aborted; exit
+	// ExitCancelled).
+	CancelledMessage = "Operation cancelled."
 )
 
 // google.rpc.Code names used in error events.

@@ -25,7 +25,6 @@ import (
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
-	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
@@ -142,13 +141,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	memoryConfig := processors.MemoryConfig{
-		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
-		Roots:      ws.Roots(),
-		FileNames:  s.Context.FileName,
-		Trusted:    s.Trusted,
-		Logger:     opts.Logger,
-	}
+	memoryConfig := MemoryConfig(s, ws.Roots(), opts.Logger)
 	memory, err := processors.LoadMemory(memoryConfig)
 	if err != nil {
 		set.Close()
@@ -192,7 +185,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	transcriptFile, resumed, err := ensureSession(ctx, svc, sessionID, ws.Root(), parent, newTranscript)
 	if err != nil {
 		set.Close()
-		if _, ok := svc.(*sessions.Store); ok && s.Session.Store != config.SessionStorePostgres && storageFailure(err) {
+		if _, ok := svc.(RewritableStore); ok && s.Session.Store != config.SessionStorePostgres && storageFailure(err) {
 			// The store opened, but the disk under it filled up (or
 			// failed) before the session could be written.
 			return nil, &StorageError{What: "session store", Path: s.SessionDBPath(), Hint: sessionStoreHint, Err: err}
@@ -233,23 +226,11 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
 	}
-	// Masking and compression write the session back, which only the
-	// agentry store supports; the in-memory service gets neither.
-	var persist masking.Persist
+	// Masking and compression write the session back, which only a
+	// rewritable store supports; the in-memory service gets neither.
+	store, rewritable := svc.(RewritableStore)
 	var compress *CompressionConfig
-	// The session is made below; masking reaches its transcript through it.
-	var sess *Session
-	if store, ok := svc.(*sessions.Store); ok {
-		stored := persistMasked(store, appName, userID)
-		persist = func(ctx context.Context, sessionID string, masked []masking.Masked) error {
-			if err := stored(ctx, sessionID, masked); err != nil {
-				return err
-			}
-			if sess != nil && sess.rec != nil {
-				sess.rec.masked(masked)
-			}
-			return nil
-		}
+	if rewritable {
 		if m := s.Model.CompressionModel; m != "" {
 			if _, err := llm.ParseModel(m); err != nil {
 				set.Close()
@@ -261,9 +242,6 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 			PreCompress: preCompress,
 		}
 	}
-	// The one explicit order of the chain: content, then masking, then
-	// routing.
-	chain := processors.NewChain(content, masking.NewProcessor(masker, svc, persist), routing.NewProcessor(routes))
 
 	resolver := opts.Resolver
 	if resolver == nil {
@@ -335,7 +313,40 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		sessionTools = append(sessionTools, st)
 		closeAgents = st.close
 	}
-	sess, err = New(ctx, Config{
+	// The transcript is opened before the chain, so that masking's
+	// persist hook can update it; the session owns it once New succeeds.
+	transcriptCfg := TranscriptConfig{
+		Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
+		Kind: transcriptKind,
+	}
+	newID := opts.NewID
+	if newID == nil {
+		newID = defaultID
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	// The model of the last call, or the configured one, as the session
+	// reports it.
+	activeModel := func() string {
+		if m := routes.ActiveModel(); m != "" {
+			return m
+		}
+		return routes.Model()
+	}
+	rec, err := openRecorder(transcriptCfg, sessionID, now, newID, activeModel, log)
+	if err != nil {
+		closeAgents()
+		set.Close()
+		closeMCP()
+		closeTel()
+		return nil, &StorageError{What: "transcript", Path: transcriptFile, Hint: homeHint, Err: err}
+	}
+	// The one explicit order of the chain: content, then masking, then
+	// routing.
+	chain := processors.NewChain(content, maskingProcessor(masker, svc, rec), routing.NewProcessor(routes))
+	sess, err := New(ctx, Config{
 		AppName:       appName,
 		UserID:        userID,
 		SessionID:     sessionID,
@@ -352,10 +363,8 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Hooks:         hookRunner,
 		SessionSource: source,
 		Telemetry:     tel,
-		Transcript: &TranscriptConfig{
-			Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
-			Kind: transcriptKind,
-		},
+		Transcript:    &transcriptCfg,
+		recorder:      rec,
 		ReloadMemory: func() error {
 			m, err := processors.LoadMemory(memoryConfig)
 			if err != nil {
@@ -380,10 +389,25 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		closeMCP()
 		closeTel()
+		rec.close()
 		return nil, err
 	}
 	built = true
 	return sess, nil
+}
+
+// MemoryConfig is where the settings s find context files: the agentry
+// home and gemini-cli's ~/.gemini, then roots (the workspace's
+// directories), under the settings' context file names and the
+// workspace's trust.
+func MemoryConfig(s *config.Settings, roots []string, log *slog.Logger) processors.MemoryConfig {
+	return processors.MemoryConfig{
+		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
+		Roots:      roots,
+		FileNames:  s.Context.FileName,
+		Trusted:    s.Trusted,
+		Logger:     log,
+	}
 }
 
 // NewRouting returns the model routing service of one session built from
@@ -558,16 +582,9 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
 		return nil, none, nil
 	}
-	servers := make(map[string]mcptools.ServerConfig, len(s.MCPServers))
-	for name, c := range s.MCPServers {
-		servers[name] = mcptools.ServerConfig{
-			Command: c.Command, Args: c.Args, Env: c.Env, Cwd: c.Cwd, URL: c.URL, HTTPURL: c.HTTPURL, Headers: c.Headers,
-			Timeout: c.Timeout, IncludeTools: c.IncludeTools, ExcludeTools: c.ExcludeTools, Trust: c.Trust, Description: c.Description,
-		}
-	}
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
-	m, err := mcptools.New(mcptools.Config{Servers: servers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
+	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", ErrSetup, err)
 	}

@@ -107,6 +107,10 @@ type Config struct {
 	Logger *slog.Logger
 	// OnClose functions run when the session closes.
 	OnClose []func() error
+
+	// recorder is Transcript's recorder when the caller opened it (for
+	// masking's persist hook); the session owns it once New succeeds.
+	recorder *recorder
 }
 
 // New builds a session: an ADK LLM agent whose model is the dispatcher and
@@ -261,11 +265,13 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create runner: %w", err)
 	}
-	var rec *recorder
-	if cfg.Transcript != nil {
+	rec := cfg.recorder
+	if rec == nil && cfg.Transcript != nil {
 		if rec, err = openRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log); err != nil {
 			return nil, &StorageError{What: "transcript", Path: cfg.Transcript.Path, Hint: homeHint, Err: err}
 		}
+	}
+	if rec != nil {
 		sc.closers = append(sc.closers, rec.close)
 	}
 	return &Session{

@@ -16,27 +16,30 @@ import (
 // protocol defines it. Each Send that carries a message starts a stream of
 // events: message{user}, agent_start, session_update{model}, the model's
 // messages and tool calls, usage, and agent_end.
+//
+// Stream is the one way to follow a stream's events, and what drivers use
+// (agentry run, batch, a parent agent's subagent tool). Events is the
+// second, kept for looking back: a copy of the session's history so far,
+// for commands that read earlier streams (the A2A server's restore lists
+// the edits the conversation made) and for tests. A server that follows
+// every stream of a session as one live feed uses Session.Subscribe,
+// which is not part of the protocol.
 type AgentProtocol interface {
 	// Send hands the agent a payload. A message starts a new stream whose
 	// id is returned before any of that stream's events is emitted; streams
 	// of one session run one after another, in Send order. A payload that
 	// starts no stream (an update) returns "".
 	Send(ctx context.Context, p Send) (streamID string, err error)
-	// Subscribe calls fn with every event emitted from now on, in order,
-	// from the emitting goroutine; fn must not block for long, and may call
-	// Send, Abort and Events but not Close. The returned function
-	// unsubscribes.
-	Subscribe(fn func(Event)) (unsubscribe func())
 	// Stream yields the events of one stream, from its first event (already
 	// emitted ones are replayed), and ends after its agent_end. It fails if
 	// ctx ends first or the stream is unknown. Replayed events are as
 	// Events returns them: a consumer that calls Stream before the
 	// stream's agent_end — or after it, when nobody followed the stream
-	// live (no Subscribe subscriber, no other Stream consumer) and no
-	// later stream has started, as when a model answers before its
-	// caller gets from Send to Stream — gets every event as emitted,
-	// every text delta with its own id; otherwise each run of text deltas
-	// comes as one merged event, with the same text.
+	// live (no subscriber of the session's feed, no other Stream
+	// consumer) and no later stream has started, as when a model answers
+	// before its caller gets from Send to Stream — gets every event as
+	// emitted, every text delta with its own id; otherwise each run of
+	// text deltas comes as one merged event, with the same text.
 	Stream(ctx context.Context, streamID string) iter.Seq2[Event, error]
 	// Abort stops the active stream, and every stream queued behind it, with
 	// cause (ErrAborted if nil). The session stays usable for the next Send.

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
-	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/transcript"
 )
 
@@ -39,7 +38,7 @@ type RewindResult struct {
 // kept. The history is replaced in one transaction before the transcript
 // is cut, so a failure leaves the session as it was.
 func Rewind(ctx context.Context, svc session.Service, sessionID, messageID string) (RewindResult, error) {
-	store, ok := svc.(*sessions.Store)
+	store, ok := svc.(RewritableStore)
 	if !ok {
 		return RewindResult{}, fmt.Errorf("%w: rewind needs the sqlite or postgres session store", ErrSetup)
 	}

@@ -151,8 +151,12 @@ func (s *Session) ReloadMemory() error {
 // keeps an answer's text, not an event per streamed delta.
 func (s *Session) Events() []Event { return s.streams.Events() }
 
-// Subscribe implements AgentProtocol. Subscribers are called in the one
-// order of the log, so they may call Events, Send or Abort.
+// Subscribe follows every stream of the session as one feed, for a
+// server that serves the session (see AgentProtocol): fn is called with
+// every event emitted from now on, in order, from the emitting goroutine;
+// fn must not block for long, and may call Send, Abort and Events but not
+// Close. Subscribers are called in the one order of the log. The returned
+// function unsubscribes.
 func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.streams.Subscribe(fn) }
 
 // Stream implements AgentProtocol: called before the stream's agent_end,

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/sessions"
@@ -47,6 +48,24 @@ func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc s
 		}
 		return st, st.Close, nil
 	}
+}
+
+// RewritableStore is a session service whose stored sessions can be
+// rewritten in place: the live session object a running invocation
+// appends to, some events' contents replaced, or a whole history replaced,
+// each in one transaction. Masking, compression and rewind need one;
+// *sessions.Store (SQLite, PostgreSQL) is one, ADK's in-memory service is
+// not.
+type RewritableStore interface {
+	session.Service
+	// Live returns the live object of a session, without starting an
+	// invocation.
+	Live(ctx context.Context, appName, userID, sessionID string) (session.Session, error)
+	// ReplaceEventContents replaces the contents of events by id.
+	ReplaceEventContents(ctx context.Context, appName, userID, sessionID string, contents map[string]*genai.Content) error
+	// ReplaceEvents replaces a session's whole history, applying delta to
+	// its state.
+	ReplaceEvents(ctx context.Context, appName, userID, sessionID string, events []*session.Event, delta map[string]any) error
 }
 
 // StateWorkspace is the session state key holding the workspace a session
@@ -129,7 +148,10 @@ func ListSessions(ctx context.Context, svc session.Service, workspace string) ([
 // summaries reads the sessions' summaries: in one pass over the database
 // for agentry's store, session by session for another.
 func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, error) {
-	if st, ok := svc.(*sessions.Store); ok {
+	type summarizer interface {
+		Summaries(ctx context.Context, appName, userID string) ([]sessions.Summary, error)
+	}
+	if st, ok := svc.(summarizer); ok {
 		return st.Summaries(ctx, appName, userID)
 	}
 	resp, err := svc.List(ctx, &session.ListRequest{AppName: appName, UserID: userID})

@@ -105,3 +105,7 @@ func TestListSessions(t *testing.T) {
 		})
 	}
 }
+
+// The agentry store is the store that masking, compression and rewind
+// rewrite.
+var _ RewritableStore = (*sessions.Store)(nil)

@@ -390,7 +390,8 @@ func (r *Agent) Close() error {
 // runs of text deltas are merged, each into one event.
 func (r *Agent) Events() []runtime.Event { return r.streams.Events() }
 
-// Subscribe implements AgentProtocol.
+// Subscribe follows every stream of the agent as one feed (as
+// runtime.Session.Subscribe), for a server that serves it.
 func (r *Agent) Subscribe(fn func(runtime.Event)) (unsubscribe func()) {
 	return r.streams.Subscribe(fn)
 }

@@ -100,7 +100,7 @@ workspace holds and names defined twice are warnings.`,
 				}
 			}
 			if len(out.Errors) > 0 {
-				*exit = exitConfig
+				*exit = runtime.ExitConfig
 			}
 			if asJSON {
 				enc := json.NewEncoder(io.out)

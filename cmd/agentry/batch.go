@@ -185,7 +185,7 @@ func newBatchResult(id string) batchResult {
 
 // inputFailure is the error result of a bad input line.
 func inputFailure(id, msg string) batchResult {
-	return newBatchResult(id).failed(exitInput, "FatalInputError", msg)
+	return newBatchResult(id).failed(runtime.ExitInput, "FatalInputError", msg)
 }
 
 // encodeResult is r as one JSON line. Like the other JSON outputs it
@@ -623,7 +623,7 @@ func (b *batch) run(parent context.Context, in *bufio.Reader, out io.Writer, don
 		select {
 		case <-sigs:
 			fmt.Fprintln(b.stderr, "\nForced exit.")
-			os.Exit(exitCancelled)
+			os.Exit(runtime.ExitCancelled)
 		case <-finished:
 		}
 	}()
@@ -689,18 +689,18 @@ func (b *batch) run(parent context.Context, in *bufio.Reader, out io.Writer, don
 	case errors.Is(context.Cause(ctx), runtime.ErrAborted):
 		fmt.Fprintf(b.stderr, "Batch cancelled: %d succeeded, %d failed, %d stopped; run it again with --resume to finish it.\n",
 			counts.ok, counts.failed, counts.cancelled)
-		return exitCancelled
+		return runtime.ExitCancelled
 	case writeErr != nil:
 		writeErrorLine(b.stderr, writeErr)
-		return exitGeneric
+		return runtime.ExitGeneric
 	case readErr != nil:
 		writeErrorLine(b.stderr, readErr)
 		code, _ := exitFor(readErr)
 		return code
 	case counts.failed > 0:
-		return exitGeneric
+		return runtime.ExitGeneric
 	}
-	return exitOK
+	return runtime.ExitOK
 }
 
 // read parses the input and hands out its prompts; bad lines become
@@ -953,7 +953,7 @@ func (b *batch) runAgent(ctx context.Context, sess *runtime.Session, req batchRe
 		res.Status = batchSuccess
 		return res
 	case runtime.TerminateMaxTurns:
-		return res.failed(exitTurnLimit, "FatalTurnLimitedError", sub.Result)
+		return res.failed(runtime.ExitTurnLimit, "FatalTurnLimitedError", sub.Result)
 	case runtime.TerminateAborted:
 		res.Status = batchCancelled
 		return res
@@ -964,7 +964,7 @@ func (b *batch) runAgent(ctx context.Context, sess *runtime.Session, req batchRe
 		runtime.TerminateTimeout:        "SubagentTimeoutError",
 		runtime.TerminateNoCompleteTask: "SubagentNoCompleteTaskError",
 	}[sub.TerminateReason]
-	return res.failed(exitGeneric, firstNonEmpty(name, "SubagentError"), sub.Result)
+	return res.failed(runtime.ExitGeneric, firstNonEmpty(name, "SubagentError"), sub.Result)
 }
 
 // batchCollector folds a stream's events into a result, as the json
@@ -1002,21 +1002,21 @@ func (c *batchCollector) result(res batchResult) batchResult {
 	res.Response = stripANSI(c.response)
 	res.Usage = c.usage()
 	if c.end == nil {
-		return res.failed(exitGeneric, "Error", "the agent's stream ended without an agent_end event")
+		return res.failed(runtime.ExitGeneric, "Error", "the agent's stream ended without an agent_end event")
 	}
 	switch c.end.Reason {
 	case runtime.EndAborted:
 		res.Status = batchCancelled
 		return res
 	case runtime.EndMaxTurns:
-		return res.failed(exitTurnLimit, "FatalTurnLimitedError", "Reached max session turns for this session. Increase the number of turns by specifying model.maxSessionTurns in settings.json.")
+		return res.failed(runtime.ExitTurnLimit, "FatalTurnLimitedError", runtime.TurnLimitMessage)
 	case runtime.EndFailed:
 		if c.fatal == nil {
-			return res.failed(exitGeneric, "Error", "the agent stopped because of a failure")
+			return res.failed(runtime.ExitGeneric, "Error", "the agent stopped because of a failure")
 		}
 		code := metaInt(c.fatal.Meta, "exitCode")
 		if code == 0 {
-			code = exitGeneric
+			code = runtime.ExitGeneric
 		}
 		name, _ := c.fatal.Meta["errorName"].(string)
 		return res.failed(code, firstNonEmpty(name, "Error"), c.fatal.Error.Message)

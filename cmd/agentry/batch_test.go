@@ -143,8 +143,8 @@ func TestScanResults(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "line 2 of the output file is not a batch result") {
 		t.Errorf("garbage line: err = %v", err)
 	}
-	if code, _ := exitFor(err); code != exitInput {
-		t.Errorf("garbage line: exit %d, want %d", code, exitInput)
+	if code, _ := exitFor(err); code != runtime.ExitInput {
+		t.Errorf("garbage line: exit %d, want %d", code, runtime.ExitInput)
 	}
 }
 
@@ -387,7 +387,7 @@ func TestBatchCancel(t *testing.T) {
 	}
 	sigs <- os.Interrupt
 	r := <-first
-	if r.code != exitCancelled || !strings.Contains(r.stderr, "1 succeeded, 0 failed, 2 stopped") {
+	if r.code != runtime.ExitCancelled || !strings.Contains(r.stderr, "1 succeeded, 0 failed, 2 stopped") {
 		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	b, _ := os.ReadFile(out)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentry-dev/agentry/internal/version"
+	"github.com/agentry-dev/agentry/runtime"
 )
 
 func main() {
@@ -67,7 +68,7 @@ func Main(ctx context.Context, args []string, io stdio) int {
 		// code; what reaches here is cobra's: unknown commands and flags.
 		if exit == 0 {
 			writeErrorLine(io.err, err)
-			exit = exitInput
+			exit = runtime.ExitInput
 		}
 	}
 	return exit

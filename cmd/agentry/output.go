@@ -269,14 +269,14 @@ func (p *printer) toolResponse(r *runtime.ToolResponse) {
 func (p *printer) end(end *runtime.AgentEnd) int {
 	switch end.Reason {
 	case runtime.EndAborted:
-		return p.failWith(exitCancelled, "FatalCancellationError", "Operation cancelled.")
+		return p.failWith(runtime.ExitCancelled, "FatalCancellationError", runtime.CancelledMessage)
 	case runtime.EndMaxTurns:
-		return p.failWith(exitTurnLimit, "FatalTurnLimitedError", "Reached max session turns for this session. Increase the number of turns by specifying model.maxSessionTurns in settings.json.")
+		return p.failWith(runtime.ExitTurnLimit, "FatalTurnLimitedError", runtime.TurnLimitMessage)
 	case runtime.EndFailed:
 		if p.fatal != nil {
 			code := metaInt(p.fatal.Meta, "exitCode")
 			if code == 0 {
-				code = exitGeneric
+				code = runtime.ExitGeneric
 			}
 			if c, _ := p.fatal.Meta["code"].(string); c == "INVALID_STREAM" {
 				return p.invalidStream(code, p.fatal)
@@ -284,7 +284,7 @@ func (p *printer) end(end *runtime.AgentEnd) int {
 			name, _ := p.fatal.Meta["errorName"].(string)
 			return p.failWith(code, firstNonEmpty(name, "Error"), p.fatal.Error.Message)
 		}
-		return p.failWith(exitGeneric, "Error", "the agent stopped because of a failure")
+		return p.failWith(runtime.ExitGeneric, "Error", "the agent stopped because of a failure")
 	}
 	switch p.format {
 	case "text":
@@ -295,7 +295,7 @@ func (p *printer) end(end *runtime.AgentEnd) int {
 	case "stream-json":
 		p.line(resultLine{Type: "result", Timestamp: p.timestamp(), Status: "success", Stats: p.metrics.streamStats(p.elapsed())})
 	}
-	return exitOK
+	return runtime.ExitOK
 }
 
 // invalidStreamMessages are gemini-cli's words for a stream that stayed

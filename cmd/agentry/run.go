@@ -20,17 +20,6 @@ import (
 	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
-// Exit codes, gemini-cli's, documented in the README.
-const (
-	exitOK        = runtime.ExitOK
-	exitGeneric   = runtime.ExitGeneric
-	exitInput     = runtime.ExitInput
-	exitConfig    = runtime.ExitConfig
-	exitTurnLimit = runtime.ExitTurnLimit
-	exitUntrusted = runtime.ExitUntrusted
-	exitCancelled = runtime.ExitCancelled
-)
-
 // Limits of stdin input, as gemini-cli's readStdin: at most 8 MB, and when a
 // prompt flag is given, stdin counts only if data arrives quickly (a script
 // may leave an idle pipe open).
@@ -162,7 +151,7 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		if err := listSessions(ctx, settings, io.out, time.Now()); err != nil {
 			return p.fail(err)
 		}
-		return exitOK
+		return runtime.ExitOK
 	}
 	parts, err := expandReferences(ctx, settings, input, p.warn)
 	if err != nil {
@@ -245,14 +234,14 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		select {
 		case <-sigs:
 			fmt.Fprintln(io.err, "\nForced exit.")
-			os.Exit(exitCancelled)
+			os.Exit(runtime.ExitCancelled)
 		case <-done:
 		}
 	}()
 
 	spin := newSpinner(io.err)
 	defer spin.halt()
-	code := exitOK
+	code := runtime.ExitOK
 	for ev, err := range sess.Stream(ctx, streamID) {
 		if err != nil {
 			return p.fail(err)
@@ -349,11 +338,11 @@ func exitFor(err error) (int, string) {
 	var ie *inputError
 	switch {
 	case errors.As(err, &ie):
-		return exitInput, "FatalInputError"
+		return runtime.ExitInput, "FatalInputError"
 	case errors.Is(err, config.ErrUntrustedWorkspace):
-		return exitUntrusted, "FatalUntrustedWorkspaceError"
+		return runtime.ExitUntrusted, "FatalUntrustedWorkspaceError"
 	case errors.Is(err, config.ErrInvalid):
-		return exitConfig, "FatalConfigError"
+		return runtime.ExitConfig, "FatalConfigError"
 	}
 	_, name, code := runtime.ErrorStatus(err)
 	return code, name

@@ -226,7 +226,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = hs.Shutdown(shutdown)
-	return exitOK
+	return runtime.ExitOK
 }
 
 // setGCPercent applies a2a.gcPercent, unless GOGC is set: the operator's
@@ -297,7 +297,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		idle = time.Duration(settings.A2A.IdleMinutes) * time.Minute
 	}
 	srv, err := protocol.New(protocol.Config{
-		NewSession: func(ctx context.Context, r protocol.SessionRequest) (*runtime.Session, error) {
+		NewSession: func(ctx context.Context, r protocol.SessionRequest) (protocol.Session, error) {
 			s, err := ws.get(r.Workspace)
 			if err != nil {
 				return nil, err
@@ -373,12 +373,7 @@ func (m memory) Show(_ context.Context, workspace string) (string, []string, err
 	if err != nil {
 		return "", nil, err
 	}
-	mem, err := processors.LoadMemory(processors.MemoryConfig{
-		GlobalDirs: []string{s.Home, filepath.Join(filepath.Dir(s.Home), ".gemini")},
-		Roots:      []string{s.Workspace},
-		FileNames:  s.Context.FileName,
-		Trusted:    s.Trusted,
-	})
+	mem, err := processors.LoadMemory(runtime.MemoryConfig(s, []string{s.Workspace}, nil))
 	if err != nil {
 		return "", nil, err
 	}
@@ -470,7 +465,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	id := sess.ID()
 	srv, err := protocol.New(protocol.Config{
-		NewSession: func(context.Context, protocol.SessionRequest) (*runtime.Session, error) {
+		NewSession: func(context.Context, protocol.SessionRequest) (protocol.Session, error) {
 			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
 		},
 		Workspace: settings.Workspace, Model: settings.Model.Name, Version: version.Version(),

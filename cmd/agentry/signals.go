@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+
+	"github.com/agentry-dev/agentry/runtime"
 )
 
 // interrupts routes SIGINT and SIGTERM. Until the command says it handles
@@ -36,7 +38,7 @@ func watchInterrupts(raw <-chan os.Signal, stderr io.Writer, exit func(int)) *in
 			} else {
 				fmt.Fprintln(stderr, "\nForced exit.")
 			}
-			exit(exitCancelled)
+			exit(runtime.ExitCancelled)
 			return
 		}
 	}()

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/agentry-dev/agentry/runtime"
 )
 
 // exitRecorder stands in for os.Exit.
@@ -34,7 +36,7 @@ func TestInterruptBeforeHandled(t *testing.T) {
 	watchInterrupts(raw, &stderr, rec.exit)
 	raw <- syscall.SIGTERM
 	<-rec.done
-	if len(rec.codes) != 1 || rec.codes[0] != exitCancelled {
+	if len(rec.codes) != 1 || rec.codes[0] != runtime.ExitCancelled {
 		t.Errorf("exit codes %v, want [130]", rec.codes)
 	}
 	if !bytes.Contains(stderr.Bytes(), []byte("terminated: exiting")) {
@@ -57,7 +59,7 @@ func TestInterruptHandled(t *testing.T) {
 	}
 	raw <- os.Interrupt
 	<-rec.done
-	if len(rec.codes) != 1 || rec.codes[0] != exitCancelled || !bytes.Contains(stderr.Bytes(), []byte("Forced exit.")) {
+	if len(rec.codes) != 1 || rec.codes[0] != runtime.ExitCancelled || !bytes.Contains(stderr.Bytes(), []byte("Forced exit.")) {
 		t.Errorf("exit codes %v, stderr %q; want 130 and Forced exit.", rec.codes, stderr.Bytes())
 	}
 }
