@@ -17,6 +17,7 @@ import (
 	"github.com/agentry-dev/agentry/compression"
 	"github.com/agentry-dev/agentry/masking"
 	"github.com/agentry-dev/agentry/routing"
+	"github.com/agentry-dev/agentry/runtime/handle"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/sessions"
 )
@@ -219,13 +220,13 @@ func (c *compressor) run(ctx context.Context, sessionID, invocationID string, ev
 	c.log.InfoContext(ctx, "chat history compressed", "session", sessionID, "status", string(info.Status),
 		"tokens_before", info.OriginalTokens, "tokens_after", info.NewTokens)
 	if info.Status == compression.StatusCompressed {
-		if ss := streamStateFrom(ctx); ss != nil {
-			ss.session.emit(ss.stream, Event{Type: EventCustom, Custom: &Custom{Kind: CustomChatCompressed, Data: map[string]any{
+		if s := handle.From(ctx); s != nil {
+			s.Custom(CustomChatCompressed, map[string]any{
 				"originalTokenCount": info.OriginalTokens,
 				"newTokenCount":      info.NewTokens,
 				"compressionStatus":  info.Status.Code(),
 				"status":             string(info.Status),
-			}}})
+			})
 		}
 	}
 	return info

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/runtime/handle"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -56,7 +57,7 @@ func (h *hookBridge) plugin() (*plugin.Plugin, error) {
 }
 
 // run runs the hooks of event and reports their failures on the stream.
-func (h *hookBridge) run(ctx context.Context, ss *streamState, event hooks.Event, target string, input map[string]any) hooks.Result {
+func (h *hookBridge) run(ctx context.Context, s handle.Stream, event hooks.Event, target string, input map[string]any) hooks.Result {
 	if !h.r.Has(event) {
 		return hooks.Result{}
 	}
@@ -64,38 +65,36 @@ func (h *hookBridge) run(ctx context.Context, ss *streamState, event hooks.Event
 	res, err := h.r.Run(hctx, event, target, input)
 	span.End(res.Decision, err)
 	for _, f := range res.Failures {
-		h.warn(ss, fmt.Sprintf("Hook %s failed (%v); its default decision applies", f.Hook, f.Err))
+		warn(s, fmt.Sprintf("Hook %s failed (%v); its default decision applies", f.Hook, f.Err))
 	}
 	if res.SystemMessage != "" && !res.SuppressOutput {
-		h.warn(ss, res.SystemMessage)
+		warn(s, res.SystemMessage)
 	}
 	return res
 }
 
 // warn shows a message to the user as a non-fatal error event, which
 // drivers print as a warning.
-func (h *hookBridge) warn(ss *streamState, msg string) {
-	if ss == nil {
-		return
+func warn(s handle.Stream, msg string) {
+	if s != nil {
+		s.Warn("HOOK", msg)
 	}
-	ss.session.emit(ss.stream, Event{Type: EventError, Meta: map[string]any{"code": "HOOK"},
-		Error: &ErrorData{Status: statusInternal, Message: msg}})
 }
 
 // stop ends the stream for a hook that said continue: false.
-func stopStream(ss *streamState, event hooks.Event, res hooks.Result) error {
+func stopStream(s handle.Stream, event hooks.Event, res hooks.Result) error {
 	err := &HookStoppedError{Event: event, Reason: res.Reason}
-	if ss != nil {
-		ss.cancel(err)
+	if s != nil {
+		s.Cancel(err)
 	}
 	return err
 }
 
 // beforeModel runs BeforeToolSelection, then BeforeModel.
 func (h *hookBridge) beforeModel(ctx agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
-	ss := streamStateFrom(ctx)
+	s := handle.From(ctx)
 	if h.r.Has(hooks.BeforeToolSelection) {
-		res := h.run(ctx, ss, hooks.BeforeToolSelection, "", map[string]any{"llm_request": hookRequest(req)})
+		res := h.run(ctx, s, hooks.BeforeToolSelection, "", map[string]any{"llm_request": hookRequest(req)})
 		if res.ToolConfig != nil {
 			applyToolConfig(req, res.ToolConfig)
 		}
@@ -103,10 +102,10 @@ func (h *hookBridge) beforeModel(ctx agent.Context, req *model.LLMRequest) (*mod
 	if !h.r.Has(hooks.BeforeModel) {
 		return nil, nil
 	}
-	res := h.run(ctx, ss, hooks.BeforeModel, "", map[string]any{"llm_request": hookRequest(req)})
+	res := h.run(ctx, s, hooks.BeforeModel, "", map[string]any{"llm_request": hookRequest(req)})
 	switch {
 	case !res.Continue:
-		return nil, stopStream(ss, hooks.BeforeModel, res)
+		return nil, stopStream(s, hooks.BeforeModel, res)
 	case res.Blocked():
 		if res.LLMResponse != nil {
 			return modelResponse(res.LLMResponse), nil
@@ -127,11 +126,11 @@ func (h *hookBridge) afterModel(ctx agent.Context, resp *model.LLMResponse, err 
 	if err != nil || resp == nil || resp.Partial || !h.r.Has(hooks.AfterModel) {
 		return nil, nil
 	}
-	ss := streamStateFrom(ctx)
-	res := h.run(ctx, ss, hooks.AfterModel, "", map[string]any{"llm_response": hookResponse(resp)})
+	s := handle.From(ctx)
+	res := h.run(ctx, s, hooks.AfterModel, "", map[string]any{"llm_response": hookResponse(resp)})
 	switch {
 	case !res.Continue:
-		return nil, stopStream(ss, hooks.AfterModel, res)
+		return nil, stopStream(s, hooks.AfterModel, res)
 	case res.Blocked():
 		return nil, fmt.Errorf("model response blocked by an AfterModel hook: %s", res.Reason)
 	case res.LLMResponse != nil:
@@ -149,22 +148,22 @@ func (h *hookBridge) beforeTool(ctx agent.Context, t tool.Tool, args map[string]
 	if !h.r.Has(hooks.BeforeTool) {
 		return nil, nil
 	}
-	ss := streamStateFrom(ctx)
+	s := handle.From(ctx)
 	input := map[string]any{"tool_name": t.Name(), "tool_input": args}
 	if mt, ok := mcpOf(t); ok {
 		server, name, _ := mt.MCP()
 		input["mcp_context"] = map[string]any{"server_name": server, "tool_name": name}
 	}
-	res := h.run(ctx, ss, hooks.BeforeTool, t.Name(), input)
+	res := h.run(ctx, s, hooks.BeforeTool, t.Name(), input)
 	switch {
 	case !res.Continue:
-		return nil, stopStream(ss, hooks.BeforeTool, res)
+		return nil, stopStream(s, hooks.BeforeTool, res)
 	case res.Blocked():
 		return nil, tools.Errorf(tools.ErrPolicyViolation, "Tool execution blocked: %s", res.Reason)
 	}
 	maps.Copy(args, res.ToolInput)
-	if res.Decision == hooks.DecisionAsk && ss != nil {
-		ss.forceAsk(ctx.FunctionCallID())
+	if res.Decision == hooks.DecisionAsk && s != nil {
+		s.RequireApproval(ctx.FunctionCallID())
 	}
 	return nil, nil
 }
@@ -175,17 +174,17 @@ func (h *hookBridge) afterTool(ctx agent.Context, t tool.Tool, args, result map[
 	if !h.r.Has(hooks.AfterTool) {
 		return nil, nil
 	}
-	ss := streamStateFrom(ctx)
+	s := handle.From(ctx)
 	resp := map[string]any{"llmContent": result["output"], "returnDisplay": result["output"]}
 	if err != nil {
 		resp["error"] = map[string]any{"message": err.Error()}
 	} else if e, ok := result["error"]; ok {
 		resp["error"] = map[string]any{"message": fmt.Sprint(e)}
 	}
-	res := h.run(ctx, ss, hooks.AfterTool, t.Name(), map[string]any{"tool_name": t.Name(), "tool_input": args, "tool_response": resp})
+	res := h.run(ctx, s, hooks.AfterTool, t.Name(), map[string]any{"tool_name": t.Name(), "tool_input": args, "tool_response": resp})
 	switch {
 	case !res.Continue:
-		return nil, stopStream(ss, hooks.AfterTool, res)
+		return nil, stopStream(s, hooks.AfterTool, res)
 	case res.Blocked():
 		return map[string]any{"error": "Tool result blocked: " + res.Reason}, nil
 	case res.AdditionalContext != "":
@@ -206,11 +205,11 @@ func (h *hookBridge) afterTool(ctx agent.Context, t tool.Tool, args, result map[
 // beforeAgent runs BeforeAgent for a prompt. It returns the content to
 // run (with any added context) or, when a hook blocked or stopped it, a
 // non-nil error to end the stream with.
-func (h *hookBridge) beforeAgent(ctx context.Context, ss *streamState, content *genai.Content) (*genai.Content, error) {
+func (h *hookBridge) beforeAgent(ctx context.Context, s handle.Stream, content *genai.Content) (*genai.Content, error) {
 	if !h.r.Has(hooks.BeforeAgent) {
 		return content, nil
 	}
-	res := h.run(ctx, ss, hooks.BeforeAgent, "", map[string]any{"prompt": promptText(content)})
+	res := h.run(ctx, s, hooks.BeforeAgent, "", map[string]any{"prompt": promptText(content)})
 	switch {
 	case !res.Continue:
 		return nil, &HookStoppedError{Event: hooks.BeforeAgent, Reason: res.Reason}
@@ -223,11 +222,11 @@ func (h *hookBridge) beforeAgent(ctx context.Context, ss *streamState, content *
 // afterAgent runs AfterAgent once a prompt's run has finished. A hook
 // that blocks or stops asks for another turn: the returned content (its
 // reason as the prompt) is run next.
-func (h *hookBridge) afterAgent(ctx context.Context, ss *streamState, prompt, response string, active bool) *genai.Content {
+func (h *hookBridge) afterAgent(ctx context.Context, s handle.Stream, prompt, response string, active bool) *genai.Content {
 	if !h.r.Has(hooks.AfterAgent) {
 		return nil
 	}
-	res := h.run(ctx, ss, hooks.AfterAgent, "", map[string]any{
+	res := h.run(ctx, s, hooks.AfterAgent, "", map[string]any{
 		"prompt": prompt, "prompt_response": response, "stop_hook_active": active,
 	})
 	if res.Blocked() || !res.Continue {

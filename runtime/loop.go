@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
@@ -13,6 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/loopdetect"
+	"github.com/agentry-dev/agentry/runtime/handle"
 	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
@@ -51,48 +54,70 @@ func (r *loopRecovery) feedback() *genai.Content {
 // loopGuard runs gemini-cli's loop detection as an ADK plugin: each model
 // call starts a turn (the LLM check), streamed text deltas feed the
 // content detector and the calls of each complete response the tool-call
-// detector. The detector lives in the stream's state, so every prompt
-// starts afresh, as gemini-cli resets it per prompt id.
+// detector. The detector is the stream's, so every prompt starts afresh,
+// as gemini-cli resets it per prompt id.
 type loopGuard struct {
 	cfg   LoopConfig
 	call  func(ctx context.Context, req *model.LLMRequest) (*model.LLMResponse, error)
 	model func() string
+	log   *slog.Logger
 }
 
 func (g *loopGuard) plugin() (*plugin.Plugin, error) {
 	return plugin.New(plugin.Config{
 		Name:                "agentry-loop-detection",
+		BeforeRunCallback:   g.beforeRun,
 		BeforeModelCallback: g.before,
 		AfterModelCallback:  g.after,
 	})
 }
 
-// detector returns the stream's detector, made on first use.
-func (g *loopGuard) detector(ss *streamState) *loopdetect.Detector {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if ss.loop == nil {
-		ss.loop = loopdetect.New(g.cfg.Detector, g.check)
+// loopKey keys a stream's loopState.
+type loopKey struct{}
+
+// loopState is one stream's loop detection.
+type loopState struct {
+	det *loopdetect.Detector
+	// partial says the current model call has streamed partial
+	// responses, whose text the detector has already seen.
+	partial atomic.Bool
+	// recovering says the invocation was stopped for a recovery turn,
+	// which the detector watches afresh.
+	recovering atomic.Bool
+}
+
+// state returns the stream's loop detection, made on first use.
+func (g *loopGuard) state(s handle.Stream) *loopState {
+	return s.Local(loopKey{}, func() any { return &loopState{det: loopdetect.New(g.cfg.Detector, g.check)} }).(*loopState)
+}
+
+// beforeRun releases the detection latch for a recovery turn.
+func (g *loopGuard) beforeRun(ctx agent.InvocationContext) (*genai.Content, error) {
+	if s := handle.From(ctx); s != nil {
+		if st := g.state(s); st.recovering.Swap(false) {
+			st.det.ClearDetection()
+		}
 	}
-	return ss.loop
+	return nil, nil
 }
 
 // before is gemini-cli's turnStarted: the LLM check, when due.
 func (g *loopGuard) before(ctx agent.Context, req *model.LLMRequest) (*model.LLMResponse, error) {
-	ss := streamStateFrom(ctx)
-	if ss == nil {
+	s := handle.From(ctx)
+	if s == nil {
 		return nil, nil
 	}
-	ss.loopPartial.Store(false)
-	d, found, err := g.detector(ss).TurnStarted(ctx, promptText(ss.stream.content), req.Contents)
+	st := g.state(s)
+	st.partial.Store(false)
+	d, found, err := st.det.TurnStarted(ctx, promptText(s.Prompt()), req.Contents)
 	if err != nil {
 		// The check is advisory: gemini-cli logs a failed check (at debug
 		// level) and goes on.
-		ss.session.log.DebugContext(ctx, "loop detection: the LLM check failed", "err", err)
+		g.log.DebugContext(ctx, "loop detection: the LLM check failed", "err", err)
 		return nil, nil
 	}
 	if found {
-		return nil, g.detected(ss, d)
+		return nil, g.detected(s, st, d)
 	}
 	return nil, nil
 }
@@ -101,14 +126,14 @@ func (g *loopGuard) before(ctx agent.Context, req *model.LLMRequest) (*model.LLM
 // so the complete response that repeats them is not counted twice; a call
 // made without streaming has no partials, and its text counts once.
 func (g *loopGuard) after(ctx agent.Context, resp *model.LLMResponse, _ error) (*model.LLMResponse, error) {
-	ss := streamStateFrom(ctx)
-	if ss == nil || resp == nil || resp.Content == nil {
+	s := handle.From(ctx)
+	if s == nil || resp == nil || resp.Content == nil {
 		return nil, nil
 	}
-	det := g.detector(ss)
-	countText := resp.Partial || !ss.loopPartial.Load()
+	st := g.state(s)
+	countText := resp.Partial || !st.partial.Load()
 	if resp.Partial {
-		ss.loopPartial.Store(true)
+		st.partial.Store(true)
 	}
 	for _, p := range resp.Content.Parts {
 		if p == nil {
@@ -118,14 +143,14 @@ func (g *loopGuard) after(ctx agent.Context, resp *model.LLMResponse, _ error) (
 		var found bool
 		switch {
 		case p.FunctionCall != nil && !resp.Partial:
-			d, found = det.AddToolCall(p.FunctionCall.Name, p.FunctionCall.Args)
+			d, found = st.det.AddToolCall(p.FunctionCall.Name, p.FunctionCall.Args)
 		case p.Text != "" && !p.Thought && countText:
-			d, found = det.AddContent(p.Text)
+			d, found = st.det.AddContent(p.Text)
 		}
 		if found {
 			// The response is dropped, as gemini-cli drops the event
 			// that tripped the detector: its calls never run.
-			return nil, g.detected(ss, d)
+			return nil, g.detected(s, st, d)
 		}
 	}
 	return nil, nil
@@ -133,14 +158,15 @@ func (g *loopGuard) after(ctx agent.Context, resp *model.LLMResponse, _ error) (
 
 // detected acts on a detection: the first of a prompt stops the
 // invocation for a recovery turn, a later one stops the stream.
-func (g *loopGuard) detected(ss *streamState, d loopdetect.Detection) error {
-	ss.session.log.Debug("loop detected", "kind", string(d.Kind), "count", d.Count, "detail", d.Detail)
+func (g *loopGuard) detected(s handle.Stream, st *loopState, d loopdetect.Detection) error {
+	g.log.Debug("loop detected", "kind", string(d.Kind), "count", d.Count, "detail", d.Detail)
 	if d.Count > 1 {
-		ss.cancel(ErrLoopDetected)
+		s.Cancel(ErrLoopDetected)
 		return ErrLoopDetected
 	}
 	cause := &loopRecovery{detail: d.Detail}
-	ss.restart(cause)
+	st.recovering.Store(true)
+	s.Restart(cause, cause.feedback())
 	return cause
 }
 

@@ -147,6 +147,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 	}
 	sc.policy = policy
+	sc.approver = cfg.Approver
 	dispatch := NewDispatcherWith(DispatcherConfig{
 		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
 		Telemetry: cfg.Telemetry,
@@ -230,7 +231,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	plugins = append(plugins, guard)
 	if cfg.LoopDetection != nil {
-		lg := &loopGuard{cfg: *cfg.LoopDetection, call: dispatch.Call, model: activeModel}
+		lg := &loopGuard{cfg: *cfg.LoopDetection, call: dispatch.Call, model: activeModel, log: log}
 		p, err := lg.plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: loop detection: %w", err)

@@ -263,7 +263,7 @@ func (s *Session) run(st *stream) {
 	}
 	s.emit(st, Event{Type: EventAgentStart})
 
-	ss := &streamState{session: s, stream: st, maxTurns: s.cfg.maxTurns}
+	ss := &streamState{session: s, stream: st, initial: first, maxTurns: s.cfg.maxTurns}
 	if st.maxTurns > 0 {
 		ss.maxTurns = st.maxTurns
 	}
@@ -342,8 +342,10 @@ func (s *Session) run(st *stream) {
 				s.rec.event(ev)
 			}
 		}
-		var recovery *loopRecovery
-		recovering := errors.As(context.Cause(invCtx), &recovery) && context.Cause(ctx) == nil
+		// A plugin may stop the invocation for another one (a loop
+		// detection's recovery turn).
+		var restart *restartCause
+		recovering := errors.As(context.Cause(invCtx), &restart) && context.Cause(ctx) == nil
 		invCancel(nil)
 		if !recovering {
 			if s.hooks == nil || runErr != nil || context.Cause(ctx) != nil {
@@ -361,13 +363,8 @@ func (s *Session) run(st *stream) {
 			continue
 		}
 		s.settle()
-		s.closeDanglingCalls(st, tr, recovery, nil)
-		ss.mu.Lock()
-		if ss.loop != nil {
-			ss.loop.ClearDetection()
-		}
-		ss.mu.Unlock()
-		content = recovery.feedback()
+		s.closeDanglingCalls(st, tr, restart.cause, nil)
+		content = restart.next
 	}
 	s.settle()
 	s.finish(st, ss, tr, runErr)
@@ -531,6 +528,7 @@ type sessionConfig struct {
 	resolver                              ModelResolver
 	tools                                 map[string]tools.Tool
 	policy                                *Policy
+	approver                              Approver
 	now                                   func() time.Time
 	newID                                 func() string
 	closers                               []func() error
