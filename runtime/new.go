@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/v2/tool"
 
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/plugins/loopguard"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -231,8 +232,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	plugins = append(plugins, guard)
 	if cfg.LoopDetection != nil {
-		lg := &loopGuard{cfg: *cfg.LoopDetection, call: dispatch.Call, model: activeModel, log: log}
-		p, err := lg.plugin()
+		p, err := loopguard.New(*cfg.LoopDetection, dispatch.Call, activeModel, log)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: loop detection: %w", err)
 		}
