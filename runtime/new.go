@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/v2/tool"
 
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/plugins/compress"
 	"github.com/agentry-dev/agentry/plugins/loopguard"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
@@ -196,24 +197,20 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		return dispatch.Model()
 	}
 	var plugins []*plugin.Plugin
-	var compress *compressor
+	var compressor *compress.Compressor
 	if cc := cfg.Compression; cc != nil {
-		if cc.Store == nil {
-			return nil, errors.New("runtime: compression needs the session store it rewrites")
-		}
-		if cfg.TempDir == "" {
-			return nil, errors.New("runtime: compression needs Config.TempDir for the tool outputs it truncates")
-		}
-		comp := &compressor{
-			cfg: *cc, app: sc.appName, user: sc.userID, agent: sc.agentName,
-			tempDir: cfg.TempDir, call: dispatch.Call, now: sc.now, newID: sc.newID, log: log,
-			model: activeModel,
+		env := compress.Env{
+			App: sc.appName, User: sc.userID, Agent: sc.agentName, TempDir: cfg.TempDir,
+			Call: dispatch.Call, Model: activeModel, Now: sc.now, NewID: sc.newID, Logger: log,
 		}
 		if cfg.Chain != nil {
-			comp.settle = cfg.Chain.Settle
+			env.Settle = cfg.Chain.Settle
 		}
-		compress = comp
-		p, err := comp.plugin()
+		var err error
+		if compressor, err = compress.New(*cc, env); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		p, err := compressor.Plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: compression: %w", err)
 		}
@@ -266,7 +263,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	base, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	return &Session{
-		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress, chain: cfg.Chain,
+		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compressor: compressor, chain: cfg.Chain,
 		tel: cfg.Telemetry, hooks: hb,
 		baseCtx: base, baseCancel: cancel,
 		events: newEventLog(sc.now),

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/plugins/compress"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/telemetry"
@@ -30,16 +31,16 @@ import (
 // ADK session; streams run one at a time, in Send order, on a goroutine the
 // session starts when work arrives and stops when the queue is empty.
 type Session struct {
-	cfg      sessionConfig
-	runner   *runner.Runner
-	svc      session.Service
-	dispatch *Dispatcher
-	log      *slog.Logger
-	rec      *recorder         // nil without a transcript
-	compress *compressor       // nil without compression
-	chain    *processors.Chain // nil without request processors
-	hooks    *hookBridge       // nil without hooks
-	tel      *telemetry.Telemetry
+	cfg        sessionConfig
+	runner     *runner.Runner
+	svc        session.Service
+	dispatch   *Dispatcher
+	log        *slog.Logger
+	rec        *recorder            // nil without a transcript
+	compressor *compress.Compressor // nil without compression
+	chain      *processors.Chain    // nil without request processors
+	hooks      *hookBridge          // nil without hooks
+	tel        *telemetry.Telemetry
 
 	baseCtx    context.Context
 	baseCancel context.CancelCauseFunc
