@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/plugins/compress"
+	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/plugins/loopguard"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
@@ -155,9 +156,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		Telemetry: cfg.Telemetry,
 	})
 	limit := newOutputLimit(cfg.TruncateThreshold, cfg.TempDir, sc.sessionID, cfg.Logger)
-	var hb *hookBridge
+	var hb *hookbridge.Bridge
 	if cfg.Hooks != nil {
-		hb = &hookBridge{r: cfg.Hooks, tel: cfg.Telemetry}
+		hb = hookbridge.New(cfg.Hooks, cfg.Telemetry)
 	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
 	unknown := unknownTools{names: make([]string, 0, len(cfg.Tools))}
@@ -236,7 +237,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		plugins = append(plugins, p)
 	}
 	if hb != nil {
-		p, err := hb.plugin()
+		p, err := hb.Plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: hooks: %w", err)
 		}

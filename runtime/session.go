@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/plugins/compress"
+	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/telemetry"
@@ -39,7 +40,7 @@ type Session struct {
 	rec        *recorder            // nil without a transcript
 	compressor *compress.Compressor // nil without compression
 	chain      *processors.Chain    // nil without request processors
-	hooks      *hookBridge          // nil without hooks
+	hooks      *hookbridge.Bridge   // nil without hooks
 	tel        *telemetry.Telemetry
 
 	baseCtx    context.Context
@@ -200,7 +201,7 @@ func (s *Session) Close() error {
 	s.Abort(ErrClosed)
 	s.drained.Wait()
 	if s.hooks != nil {
-		s.hooks.sessionHook(hooks.SessionEnd, "exit", map[string]any{"reason": "exit"}, s.log.Warn)
+		s.hooks.SessionHook(hooks.SessionEnd, "exit", map[string]any{"reason": "exit"}, s.log.Warn)
 	}
 	s.baseCancel(ErrClosed)
 	var errs []error
@@ -307,11 +308,10 @@ func (s *Session) run(st *stream) {
 		if first {
 			// gemini-cli's SessionStart: its context goes with the first
 			// prompt.
-			res := s.hooks.run(ctx, ss, hooks.SessionStart, s.cfg.sessionSource, map[string]any{"source": s.cfg.sessionSource})
-			content = withHookContext(content, res.AdditionalContext)
+			content = s.hooks.SessionStart(ctx, ss, s.cfg.sessionSource, content)
 		}
 		var err error
-		if content, err = s.hooks.beforeAgent(ctx, ss, content); err != nil {
+		if content, err = s.hooks.BeforeAgent(ctx, ss, content); err != nil {
 			st.cancel(err)
 			s.finish(st, ss, tr, nil)
 			return
@@ -355,7 +355,7 @@ func (s *Session) run(st *stream) {
 			// gemini-cli's AfterAgent: a hook that blocks or stops asks
 			// for another turn, its reason as the prompt.
 			s.settle()
-			next := s.hooks.afterAgent(ctx, ss, promptText(st.content), response, stopHookActive)
+			next := s.hooks.AfterAgent(ctx, ss, promptText(st.content), response, stopHookActive)
 			if next == nil {
 				break
 			}
