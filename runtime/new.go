@@ -197,7 +197,8 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		return dispatch.Model()
 	}
-	var plugins []*plugin.Plugin
+	// The session's own plugins by name; PluginOrder orders them.
+	own := map[string]*plugin.Plugin{}
 	var compressor *compress.Compressor
 	if cc := cfg.Compression; cc != nil {
 		env := compress.Env{
@@ -215,35 +216,35 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("runtime: compression: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
 	if cfg.Chain != nil {
 		p, err := cfg.Chain.Plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: processor chain: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
-	guard, err := plugin.New(plugin.Config{Name: "agentry-session-guard", BeforeModelCallback: guardModelCall, OnToolErrorCallback: unknown.onToolError})
+	guard, err := plugin.New(plugin.Config{Name: guardName, BeforeModelCallback: guardModelCall, OnToolErrorCallback: unknown.onToolError})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}
-	plugins = append(plugins, guard)
+	own[guard.Name()] = guard
 	if cfg.LoopDetection != nil {
 		p, err := loopguard.New(*cfg.LoopDetection, dispatch.Call, activeModel, log)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: loop detection: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
 	if hb != nil {
 		p, err := hb.Plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: hooks: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
-	plugins = append(plugins, cfg.Plugins...)
+	plugins := orderPlugins(own, cfg.Plugins)
 	svc := cfg.SessionService
 	if svc == nil {
 		svc = session.InMemoryService()
@@ -269,6 +270,30 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		baseCtx: base, baseCancel: cancel,
 		events: newEventLog(sc.now),
 	}, nil
+}
+
+// guardName is the name of the session guard's plugin.
+const guardName = "agentry-session-guard"
+
+// PluginOrder is the one order of a session's own plugins, by name: chat
+// compression (it rewrites the history the chain then sees), the request
+// processor chain (the first point where the request is whole), the
+// session guard, loop detection, then command hooks (which see the
+// processed request). A driver's plugins (Config.Plugins) come after them.
+func PluginOrder() []string {
+	return []string{compress.Name, processors.PluginName, guardName, loopguard.Name, hookbridge.Name}
+}
+
+// orderPlugins returns the session's own plugins in PluginOrder, leaving
+// out those it lacks, then extra.
+func orderPlugins(own map[string]*plugin.Plugin, extra []*plugin.Plugin) []*plugin.Plugin {
+	out := make([]*plugin.Plugin, 0, len(own)+len(extra))
+	for _, name := range PluginOrder() {
+		if p := own[name]; p != nil {
+			out = append(out, p)
+		}
+	}
+	return append(out, extra...)
 }
 
 // guardModelCall counts the stream's model calls and stops the stream at its
