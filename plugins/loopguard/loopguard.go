@@ -51,6 +51,7 @@ func New(cfg Config, call Caller, chatModel func() string, log *slog.Logger) (*p
 		log = slog.Default()
 	}
 	g := &guard{cfg: cfg, call: call, model: chatModel, log: log}
+	g.newState = func() any { return &loopState{det: loopdetect.New(g.cfg.Detector, g.check)} }
 	return plugin.New(plugin.Config{
 		Name:                Name,
 		BeforeRunCallback:   g.beforeRun,
@@ -87,6 +88,9 @@ type guard struct {
 	call  Caller
 	model func() string
 	log   *slog.Logger
+	// newState makes a stream's loopState; made once, so that looking
+	// the state up on every streamed chunk allocates nothing.
+	newState func() any
 }
 
 // loopKey keys a stream's loopState.
@@ -105,7 +109,7 @@ type loopState struct {
 
 // state returns the stream's loop detection, made on first use.
 func (g *guard) state(s handle.Stream) *loopState {
-	return s.Local(loopKey{}, func() any { return &loopState{det: loopdetect.New(g.cfg.Detector, g.check)} }).(*loopState)
+	return s.Local(loopKey{}, g.newState).(*loopState)
 }
 
 // beforeRun releases the detection latch for a recovery turn.
