@@ -57,6 +57,10 @@ const (
 // its availability service reports the double-check model unavailable.
 var ErrModelUnavailable = errors.New("loopdetect: model unavailable")
 
+// ErrLoopDetected is the cause of a stream stopped because a loop was
+// detected again after its recovery turn.
+var ErrLoopDetected = errors.New("loop detected")
+
 // Detection describes a detected loop.
 type Detection struct {
 	// Kind is the detector that fired.

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/compression"
+	"github.com/agentry-dev/agentry/plugins/compress"
 	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -29,6 +30,10 @@ func openTestStore(t *testing.T, path string) *sessions.Store {
 	t.Cleanup(func() { st.Close() })
 	return st
 }
+
+// adkContinue is the user turn ADK appends when the history ends on a
+// model turn.
+const adkContinue = "Continue processing previous requests as instructed. Exit or provide a summary if no more outputs are needed."
 
 // usageTurn is a text turn whose response reports promptTokens.
 func usageTurn(text string, promptTokens int32) turn {
@@ -57,7 +62,7 @@ func TestRequestContentsMatchesADK(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		mine := requestContents(collect(sess.Events()))
+		mine := compress.RequestContents(collect(sess.Events()))
 		mu.Lock()
 		defer mu.Unlock()
 		checks++
@@ -81,7 +86,7 @@ func TestRequestContentsMatchesADK(t *testing.T) {
 	for _, d := range mismatches {
 		t.Errorf("requestContents differs from ADK's contents (-adk +ours):\n%s", d)
 	}
-	if got := requestContents(collect(mustLive(t, store, s).Events())); len(got) == 0 || got[len(got)-1].Parts[0].Text != adkContinue {
+	if got := compress.RequestContents(collect(mustLive(t, store, s).Events())); len(got) == 0 || got[len(got)-1].Parts[0].Text != adkContinue {
 		t.Errorf("a history ending on a model turn gets no continuation turn: %v", got)
 	}
 }
@@ -163,7 +168,7 @@ func TestCompressionRewritesSession(t *testing.T) {
 	// The stored session holds the same history, and the next turn builds
 	// on it without compressing again.
 	reopened := openTestStore(t, filepath.Join(dir, "s.db"))
-	stored := requestContents(collect(mustLive(t, reopened, s).Events()))
+	stored := compress.RequestContents(collect(mustLive(t, reopened, s).Events()))
 	if d := cmp.Diff(append(wantTexts, "third answer", adkContinue), summarize(stored)); d != "" {
 		t.Errorf("the stored session after compression (-want +got):\n%s", d)
 	}
@@ -192,7 +197,7 @@ func TestCompressionFailureLeavesSession(t *testing.T) {
 		Compression: &CompressionConfig{Store: store, TokenLimit: func(string) int { return 1000 }},
 	})
 	run(t, s, "first question")
-	before := requestContents(collect(mustLive(t, store, s).Events()))
+	before := compress.RequestContents(collect(mustLive(t, store, s).Events()))
 	evs := run(t, s, "second question")
 	if got := last(evs).AgentEnd; got == nil || got.Reason != EndCompleted {
 		t.Fatalf("the turn did not complete: %v", types(evs))

@@ -16,6 +16,9 @@ import (
 	"google.golang.org/adk/v2/tool"
 
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/plugins/compress"
+	"github.com/agentry-dev/agentry/plugins/hookbridge"
+	"github.com/agentry-dev/agentry/plugins/loopguard"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -151,6 +154,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 	}
 	sc.policy = policy
+	sc.approver = cfg.Approver
 	dispatch := NewDispatcherWith(DispatcherConfig{
 		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
 		Telemetry: cfg.Telemetry,
@@ -161,9 +165,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		cfg.Routing.UseUtility(dispatch.Call)
 	}
 	limit := newOutputLimit(cfg.TruncateThreshold, cfg.TempDir, sc.sessionID, cfg.Logger)
-	var hb *hookBridge
+	var hb *hookbridge.Bridge
 	if cfg.Hooks != nil {
-		hb = &hookBridge{r: cfg.Hooks, tel: cfg.Telemetry}
+		hb = hookbridge.New(cfg.Hooks, cfg.Telemetry)
 	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
 	unknown := unknownTools{names: make([]string, 0, len(cfg.Tools))}
@@ -202,58 +206,54 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		return dispatch.Model()
 	}
-	var plugins []*plugin.Plugin
-	var compress *compressor
+	// The session's own plugins by name; PluginOrder orders them.
+	own := map[string]*plugin.Plugin{}
+	var compressor *compress.Compressor
 	if cc := cfg.Compression; cc != nil {
-		if cc.Store == nil {
-			return nil, errors.New("runtime: compression needs the session store it rewrites")
-		}
-		if cfg.TempDir == "" {
-			return nil, errors.New("runtime: compression needs Config.TempDir for the tool outputs it truncates")
-		}
-		comp := &compressor{
-			cfg: *cc, app: sc.appName, user: sc.userID, agent: sc.agentName,
-			tempDir: cfg.TempDir, call: dispatch.Call, now: sc.now, newID: sc.newID, log: log,
-			model: activeModel,
+		env := compress.Env{
+			App: sc.appName, User: sc.userID, Agent: sc.agentName, TempDir: cfg.TempDir,
+			Call: dispatch.Call, Model: activeModel, Now: sc.now, NewID: sc.newID, Logger: log,
 		}
 		if cfg.Chain != nil {
-			comp.settle = cfg.Chain.Settle
+			env.Settle = cfg.Chain.Settle
 		}
-		compress = comp
-		p, err := comp.plugin()
+		var err error
+		if compressor, err = compress.New(*cc, env); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+		p, err := compressor.Plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: compression: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
 	if cfg.Chain != nil {
 		p, err := cfg.Chain.Plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: processor chain: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
-	guard, err := plugin.New(plugin.Config{Name: "agentry-session-guard", BeforeModelCallback: guardModelCall, OnToolErrorCallback: unknown.onToolError})
+	guard, err := plugin.New(plugin.Config{Name: guardName, BeforeModelCallback: guardModelCall, OnToolErrorCallback: unknown.onToolError})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}
-	plugins = append(plugins, guard)
+	own[guard.Name()] = guard
 	if cfg.LoopDetection != nil {
-		lg := &loopGuard{cfg: *cfg.LoopDetection, call: dispatch.Call, model: activeModel}
-		p, err := lg.plugin()
+		p, err := loopguard.New(*cfg.LoopDetection, dispatch.Call, activeModel, log)
 		if err != nil {
 			return nil, fmt.Errorf("runtime: loop detection: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
 	if hb != nil {
-		p, err := hb.plugin()
+		p, err := hb.Plugin()
 		if err != nil {
 			return nil, fmt.Errorf("runtime: hooks: %w", err)
 		}
-		plugins = append(plugins, p)
+		own[p.Name()] = p
 	}
-	plugins = append(plugins, cfg.Plugins...)
+	plugins := orderPlugins(own, cfg.Plugins)
 	svc := cfg.SessionService
 	if svc == nil {
 		svc = session.InMemoryService()
@@ -275,10 +275,34 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		sc.closers = append(sc.closers, rec.close)
 	}
 	return &Session{
-		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compress: compress, chain: cfg.Chain,
+		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compressor: compressor, chain: cfg.Chain,
 		tel: cfg.Telemetry, hooks: hb,
 		streams: NewStreamQueue(ctx, sc.now),
 	}, nil
+}
+
+// guardName is the name of the session guard's plugin.
+const guardName = "agentry-session-guard"
+
+// PluginOrder is the one order of a session's own plugins, by name: chat
+// compression (it rewrites the history the chain then sees), the request
+// processor chain (the first point where the request is whole), the
+// session guard, loop detection, then command hooks (which see the
+// processed request). A driver's plugins (Config.Plugins) come after them.
+func PluginOrder() []string {
+	return []string{compress.Name, processors.PluginName, guardName, loopguard.Name, hookbridge.Name}
+}
+
+// orderPlugins returns the session's own plugins in PluginOrder, leaving
+// out those it lacks, then extra.
+func orderPlugins(own map[string]*plugin.Plugin, extra []*plugin.Plugin) []*plugin.Plugin {
+	out := make([]*plugin.Plugin, 0, len(own)+len(extra))
+	for _, name := range PluginOrder() {
+		if p := own[name]; p != nil {
+			out = append(out, p)
+		}
+	}
+	return append(out, extra...)
 }
 
 // guardModelCall counts the stream's model calls and stops the stream at its

@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"iter"
+
+	"github.com/agentry-dev/agentry/loopdetect"
 )
 
 // AgentProtocol is a conversation with an agent, as gemini-cli's agent
@@ -91,7 +93,7 @@ var (
 	ErrMaxTurns = errors.New("maximum session turns exceeded")
 	// ErrLoopDetected is the cause of a stream stopped by a second loop
 	// detection in one prompt. The session stays usable.
-	ErrLoopDetected = errors.New("loop detected")
+	ErrLoopDetected = loopdetect.ErrLoopDetected
 	// ErrClosed reports a call on a closed session.
 	ErrClosed = errors.New("session closed")
 	// ErrInvalidSend reports a malformed Send payload.

@@ -105,8 +105,8 @@ func (s *Session) Rewind(ctx context.Context, messageID string) (RewindResult, e
 	if s.rec != nil {
 		s.rec.rewound()
 	}
-	if s.compress != nil {
-		s.compress.reset()
+	if s.compressor != nil {
+		s.compressor.Reset()
 	}
 	st := &stream{id: s.cfg.newID()}
 	s.emit(st, Event{Type: EventSessionUpdate, SessionUpdate: &SessionUpdate{

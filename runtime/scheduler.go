@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -32,10 +33,13 @@ type scheduledTool struct {
 	approver Approver
 	limit    *outputLimit
 	tel      *telemetry.Telemetry // nil: no telemetry
-	hooks    *hookBridge          // nil: no hooks
+	hooks    *hookbridge.Bridge   // nil: no hooks
 }
 
 var _ tool.Tool = (*scheduledTool)(nil)
+
+// Unwrap returns the agentry tool the call runs.
+func (st *scheduledTool) Unwrap() tools.Tool { return st.t }
 
 func (st *scheduledTool) Name() string        { return st.t.Name() }
 func (st *scheduledTool) Description() string { return st.t.Declaration().Description }
@@ -103,7 +107,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 	case Ask:
 		if st.approver != nil && st.hooks != nil && ss != nil {
 			// gemini-cli's Notification hook: a tool awaits approval.
-			st.hooks.run(ctx, ss, hooks.Notification, "", map[string]any{
+			st.hooks.Run(ctx, ss, hooks.Notification, "", map[string]any{
 				"notification_type": "ToolPermission",
 				"message":           fmt.Sprintf("Tool %s requires confirmation", st.t.DisplayName()),
 				"details":           map[string]any{"tool_name": st.t.Name(), "tool_input": args, "call_id": callID},

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/plugins/compress"
+	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
@@ -29,16 +31,16 @@ import (
 // ADK session; streams run one at a time, in Send order, on a goroutine the
 // session starts when work arrives and stops when the queue is empty.
 type Session struct {
-	cfg      sessionConfig
-	runner   *runner.Runner
-	svc      session.Service
-	dispatch *Dispatcher
-	log      *slog.Logger
-	rec      *recorder         // nil without a transcript
-	compress *compressor       // nil without compression
-	chain    *processors.Chain // nil without request processors
-	hooks    *hookBridge       // nil without hooks
-	tel      *telemetry.Telemetry
+	cfg        sessionConfig
+	runner     *runner.Runner
+	svc        session.Service
+	dispatch   *Dispatcher
+	log        *slog.Logger
+	rec        *recorder            // nil without a transcript
+	compressor *compress.Compressor // nil without compression
+	chain      *processors.Chain    // nil without request processors
+	hooks      *hookbridge.Bridge   // nil without hooks
+	tel        *telemetry.Telemetry
 
 	// streams runs the session's streams and keeps its event log: ids,
 	// one total order for the log and subscribers, per-stream replay.
@@ -121,7 +123,7 @@ func (s *Session) Close() error {
 		return nil
 	}
 	if s.hooks != nil {
-		s.hooks.sessionHook(hooks.SessionEnd, "exit", map[string]any{"reason": "exit"}, s.log.Warn)
+		s.hooks.SessionHook(hooks.SessionEnd, "exit", map[string]any{"reason": "exit"}, s.log.Warn)
 	}
 	var errs []error
 	for _, c := range s.cfg.closers {
@@ -187,7 +189,7 @@ func (s *Session) run(st *stream) {
 	}
 	s.emit(st, Event{Type: EventAgentStart})
 
-	ss := &streamState{session: s, stream: st, maxTurns: s.cfg.maxTurns}
+	ss := &streamState{session: s, stream: st, initial: first, maxTurns: s.cfg.maxTurns}
 	if st.maxTurns > 0 {
 		ss.maxTurns = st.maxTurns
 	}
@@ -224,11 +226,10 @@ func (s *Session) run(st *stream) {
 		if first {
 			// gemini-cli's SessionStart: its context goes with the first
 			// prompt.
-			res := s.hooks.run(ctx, ss, hooks.SessionStart, s.cfg.sessionSource, map[string]any{"source": s.cfg.sessionSource})
-			content = withHookContext(content, res.AdditionalContext)
+			content = s.hooks.SessionStart(ctx, ss, s.cfg.sessionSource, content)
 		}
 		var err error
-		if content, err = s.hooks.beforeAgent(ctx, ss, content); err != nil {
+		if content, err = s.hooks.BeforeAgent(ctx, ss, content); err != nil {
 			st.cancel(err)
 			s.finish(st, ss, tr, nil)
 			return
@@ -260,8 +261,10 @@ func (s *Session) run(st *stream) {
 				s.rec.event(ev)
 			}
 		}
-		var recovery *loopRecovery
-		recovering := errors.As(context.Cause(invCtx), &recovery) && context.Cause(ctx) == nil
+		// A plugin may stop the invocation for another one (a loop
+		// detection's recovery turn).
+		var restart *restartCause
+		recovering := errors.As(context.Cause(invCtx), &restart) && context.Cause(ctx) == nil
 		invCancel(nil)
 		if !recovering {
 			if s.hooks == nil || runErr != nil || context.Cause(ctx) != nil {
@@ -270,7 +273,7 @@ func (s *Session) run(st *stream) {
 			// gemini-cli's AfterAgent: a hook that blocks or stops asks
 			// for another turn, its reason as the prompt.
 			s.settle()
-			next := s.hooks.afterAgent(ctx, ss, promptText(st.content), response, stopHookActive)
+			next := s.hooks.AfterAgent(ctx, ss, promptText(st.content), response, stopHookActive)
 			if next == nil {
 				break
 			}
@@ -279,13 +282,8 @@ func (s *Session) run(st *stream) {
 			continue
 		}
 		s.settle()
-		s.closeDanglingCalls(st, tr, recovery, nil)
-		ss.mu.Lock()
-		if ss.loop != nil {
-			ss.loop.ClearDetection()
-		}
-		ss.mu.Unlock()
-		content = recovery.feedback()
+		s.closeDanglingCalls(st, tr, restart.cause, nil)
+		content = restart.next
 	}
 	s.settle()
 	s.finish(st, ss, tr, runErr)
@@ -447,6 +445,7 @@ type sessionConfig struct {
 	resolver                              ModelResolver
 	tools                                 map[string]tools.Tool
 	policy                                *Policy
+	approver                              Approver
 	now                                   func() time.Time
 	newID                                 func() string
 	closers                               []func() error

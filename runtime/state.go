@@ -6,28 +6,46 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentry-dev/agentry/loopdetect"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/runtime/handle"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
 
-// streamState is what one running stream shares with the pieces ADK calls
-// on its behalf — the dispatcher, the tool scheduler, the session guard —
-// carried on the invocation's context.
+// Stream is the running stream, as the code acting on its behalf sees it
+// (plugins, tools that run other agents): handle.Stream, whose methods
+// know no runtime types, plus its events and its approver. Callbacks and
+// tools reach it with StreamFrom.
+type Stream interface {
+	handle.Stream
+	// Emit adds ev to the stream.
+	Emit(ev Event)
+	// Approver is the session's approver; nil denies what needs one.
+	Approver() Approver
+}
+
+// StreamFrom returns the stream ctx carries, or nil outside a stream.
+func StreamFrom(ctx context.Context) Stream {
+	s, _ := handle.From(ctx).(Stream)
+	return s
+}
+
+// streamState is what one running stream shares with the session core ADK
+// calls on its behalf — the dispatcher, the tool scheduler, the session
+// guard — carried on the invocation's context. It is the stream's Stream.
 type streamState struct {
 	session  *Session
 	stream   *stream
+	initial  bool   // the session's first stream
 	model    string // the resolved model the stream started with
 	maxTurns int
 	turns    atomic.Int64
 
 	mu    sync.Mutex
 	calls map[string]*callInfo // by function call id
-	// loop is the prompt's loop detector, made on first use; guarded by mu.
-	loop *loopdetect.Detector
-	// loopPartial says the current model call has streamed partial
-	// responses, whose text the detector has already seen.
-	loopPartial atomic.Bool
+	// locals are the plugins' per-stream values; guarded by mu.
+	locals map[any]any
 	// asks are the calls a BeforeTool hook said need confirmation;
 	// guarded by mu.
 	asks map[string]bool
@@ -50,16 +68,82 @@ type callInfo struct {
 	outputFile string // where a truncated output was saved whole
 }
 
-type streamStateKey struct{}
+var _ Stream = (*streamState)(nil)
 
 func withStreamState(ctx context.Context, ss *streamState) context.Context {
-	return context.WithValue(ctx, streamStateKey{}, ss)
+	return handle.With(ctx, ss)
 }
 
 func streamStateFrom(ctx context.Context) *streamState {
-	ss, _ := ctx.Value(streamStateKey{}).(*streamState)
+	ss, _ := handle.From(ctx).(*streamState)
 	return ss
 }
+
+// SessionID implements handle.Stream.
+func (ss *streamState) SessionID() string { return ss.session.cfg.sessionID }
+
+// ID implements handle.Stream.
+func (ss *streamState) ID() string { return ss.stream.id }
+
+// Initial implements handle.Stream.
+func (ss *streamState) Initial() bool { return ss.initial }
+
+// Prompt implements handle.Stream.
+func (ss *streamState) Prompt() *genai.Content { return ss.stream.content }
+
+// Emit implements Stream.
+func (ss *streamState) Emit(ev Event) { ss.session.emit(ss.stream, ev) }
+
+// Approver implements Stream.
+func (ss *streamState) Approver() Approver { return ss.session.cfg.approver }
+
+// Custom implements handle.Stream.
+func (ss *streamState) Custom(kind string, data map[string]any) {
+	ss.Emit(Event{Type: EventCustom, Custom: &Custom{Kind: kind, Data: data}})
+}
+
+// Warn implements handle.Stream.
+func (ss *streamState) Warn(code, message string) {
+	ss.Emit(Event{Type: EventError, Meta: map[string]any{"code": code},
+		Error: &ErrorData{Status: statusInternal, Message: message}})
+}
+
+// Cancel implements handle.Stream.
+func (ss *streamState) Cancel(cause error) { ss.cancel(cause) }
+
+// Restart implements handle.Stream.
+func (ss *streamState) Restart(cause error, next *genai.Content) {
+	ss.restart(&restartCause{cause: cause, next: next})
+}
+
+// RequireApproval implements handle.Stream.
+func (ss *streamState) RequireApproval(callID string) { ss.forceAsk(callID) }
+
+// Local implements handle.Stream.
+func (ss *streamState) Local(key any, init func() any) any {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	v, ok := ss.locals[key]
+	if !ok {
+		if ss.locals == nil {
+			ss.locals = map[any]any{}
+		}
+		v = init()
+		ss.locals[key] = v
+	}
+	return v
+}
+
+// restartCause is the cause of an invocation stopped by Restart: the
+// stream goes on with next.
+type restartCause struct {
+	cause error
+	next  *genai.Content
+}
+
+func (r *restartCause) Error() string { return r.cause.Error() }
+
+func (r *restartCause) Unwrap() error { return r.cause }
 
 func (ss *streamState) turnCount() int { return int(ss.turns.Load()) }
 

@@ -223,14 +223,12 @@ func (t *subagentTool) close() error {
 func (t *subagentTool) Execute(ctx context.Context, call tools.Call) (tools.Result, error) {
 	name, _ := call.Args["agent_name"].(string)
 	prompt, _ := call.Args["prompt"].(string)
-	ss := streamStateFrom(ctx)
+	parent := StreamFrom(ctx)
 	var sink func(Event)
-	if ss != nil {
-		sink = func(ev Event) { forwardChildEvent(ss, call.ID, name, ev) }
-	}
 	parentID := "session"
-	if ss != nil {
-		parentID = ss.session.cfg.sessionID
+	if parent != nil {
+		sink = func(ev Event) { forwardChildEvent(parent, call.ID, name, ev) }
+		parentID = parent.SessionID()
 	}
 	res, err := t.run(ctx, parentID, call.ID, name, prompt, sink)
 	if errors.Is(err, ErrUnknownAgent) {
@@ -443,7 +441,7 @@ func (s *Session) RunAgent(ctx context.Context, name, prompt string, onEvent fun
 // tool_update of the invoke_agent call: the child's thread id and event
 // in data, a one-line summary as content. The child's usage goes too, so
 // that the parent's totals count the subagent's tokens.
-func forwardChildEvent(ss *streamState, callID, agent string, ev Event) {
+func forwardChildEvent(parent Stream, callID, agent string, ev Event) {
 	switch ev.Type {
 	case EventMessage, EventToolRequest, EventToolUpdate, EventToolResponse, EventError, EventUsage:
 	default:
@@ -479,7 +477,7 @@ func forwardChildEvent(ss *streamState, callID, agent string, ev Event) {
 	if text != "" {
 		up.Content = []ContentPart{TextPart(text)}
 	}
-	ss.session.emit(ss.stream, Event{Type: EventToolUpdate, ToolUpdate: up})
+	parent.Emit(Event{Type: EventToolUpdate, ToolUpdate: up})
 }
 
 // childApprover sends a child's confirmations to the parent's driver,
