@@ -24,7 +24,7 @@ import (
 // under the agentry home (the default), PostgreSQL, or memory. A process
 // opens it once and hands it to every session it builds; close releases
 // it.
-func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc session.Service, close func() error, err error) {
+func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc SessionStore, close func() error, err error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -97,6 +97,9 @@ type StoredSession struct {
 	// FirstPrompt is the first prompt on one line: its whitespace
 	// collapsed and control characters dropped, not cut.
 	FirstPrompt string
+	// Transcript is the path of the session's transcript file, or ""
+	// for a session stored before transcripts.
+	Transcript string
 }
 
 // ListSessions returns the resumable sessions started in workspace (of
@@ -111,7 +114,7 @@ type StoredSession struct {
 // before anything was stored (no credentials, a bad model) is left out,
 // and so are subagents' child sessions, which belong to their parent's
 // conversation.
-func ListSessions(ctx context.Context, svc session.Service, workspace string) ([]StoredSession, error) {
+func ListSessions(ctx context.Context, svc SessionStore, workspace string) ([]StoredSession, error) {
 	all, err := summaries(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -124,17 +127,11 @@ func ListSessions(ctx context.Context, svc session.Service, workspace string) ([
 		if s.Prompts == 0 && s.Replies == 0 {
 			continue
 		}
-		w, _ := s.State[StateWorkspace].(string)
-		if workspace != "" && w != workspace {
+		st := storedSession(s)
+		if workspace != "" && st.Workspace != workspace {
 			continue
 		}
-		started := s.LastPromptAt
-		if started.IsZero() {
-			started = s.Created
-		}
-		out = append(out, StoredSession{
-			ID: s.ID, Workspace: w, Started: started, Updated: s.Updated, Turns: s.Prompts, FirstPrompt: oneLine(s.FirstPrompt),
-		})
+		out = append(out, st)
 	}
 	slices.SortStableFunc(out, func(a, b StoredSession) int {
 		if c := a.Started.Compare(b.Started); c != 0 {
@@ -164,21 +161,39 @@ func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, er
 		if err != nil {
 			continue // deleted since the list
 		}
-		s := got.Session
-		sum := sessions.Summary{ID: s.ID(), Created: s.LastUpdateTime(), Updated: s.LastUpdateTime(), State: maps.Collect(s.State().All())}
-		for ev := range s.Events().All() {
-			if sum.Prompts+sum.Replies == 0 && !ev.Timestamp.IsZero() {
-				sum.Created = ev.Timestamp
-			}
-			if ev.Author != "user" {
-				sum.Replies++
-			} else {
-				sum.AddUserEvent(ev.Timestamp, ev.Content)
-			}
-		}
-		out = append(out, sum)
+		out = append(out, summaryOf(got.Session))
 	}
 	return out, nil
+}
+
+// summaryOf reads a session's summary from the session itself, as
+// sessions.Store.Summaries reads it from its database.
+func summaryOf(s session.Session) sessions.Summary {
+	sum := sessions.Summary{ID: s.ID(), Created: s.LastUpdateTime(), Updated: s.LastUpdateTime(), State: maps.Collect(s.State().All())}
+	for ev := range s.Events().All() {
+		if sum.Prompts+sum.Replies == 0 && !ev.Timestamp.IsZero() {
+			sum.Created = ev.Timestamp
+		}
+		if ev.Author != "user" {
+			sum.Replies++
+		} else {
+			sum.AddUserEvent(ev.Timestamp, ev.Content)
+		}
+	}
+	return sum
+}
+
+// storedSession is a summary as listings show it.
+func storedSession(s sessions.Summary) StoredSession {
+	w, _ := s.State[StateWorkspace].(string)
+	tr, _ := s.State[StateTranscript].(string)
+	started := s.LastPromptAt
+	if started.IsZero() {
+		started = s.Created
+	}
+	return StoredSession{
+		ID: s.ID, Workspace: w, Started: started, Updated: s.Updated, Turns: s.Prompts, FirstPrompt: oneLine(s.FirstPrompt), Transcript: tr,
+	}
 }
 
 // oneLine puts text on one line for a listing: runs of whitespace become
@@ -284,7 +299,7 @@ func GetSession(ctx context.Context, svc session.Service, id string) (session.Se
 // DeleteSession removes a stored session and the child sessions of the
 // subagents it ran, and returns the transcript files of every session it
 // removed, for the caller to delete.
-func DeleteSession(ctx context.Context, svc session.Service, id string) (transcripts []string, err error) {
+func DeleteSession(ctx context.Context, svc SessionStore, id string) (transcripts []string, err error) {
 	sess, err := GetSession(ctx, svc, id)
 	if err != nil {
 		return nil, err

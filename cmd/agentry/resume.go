@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
@@ -26,7 +25,7 @@ const latestSession = "latest"
 // SessionSelector does: "latest" is the last of runtime.ListSessions (the
 // session run most recently); otherwise a stored session id, else a
 // number from --list-sessions.
-func resumeID(ctx context.Context, store session.Service, want, workspace string) (string, error) {
+func resumeID(ctx context.Context, store runtime.SessionStore, want, workspace string) (string, error) {
 	if want == latestSession {
 		list, err := runtime.ListSessions(ctx, store, workspace)
 		if err != nil {
@@ -37,7 +36,7 @@ func resumeID(ctx context.Context, store session.Service, want, workspace string
 		}
 		return list[len(list)-1].ID, nil
 	}
-	if _, err := runtime.GetSession(ctx, store, want); err == nil {
+	if _, err := runtime.LoadSession(ctx, store, want); err == nil {
 		return want, nil
 	}
 	if n, err := strconv.Atoi(want); err == nil && strconv.Itoa(n) == want && n > 0 {
@@ -63,7 +62,7 @@ type listedSession struct {
 // indexedSessions returns the workspace's sessions in --list-sessions
 // order, runtime.ListSessions's (the one "agentry sessions list" numbers
 // too), titled from their transcripts where they have one.
-func indexedSessions(ctx context.Context, store session.Service, workspace string) ([]listedSession, error) {
+func indexedSessions(ctx context.Context, store runtime.SessionStore, workspace string) ([]listedSession, error) {
 	stored, err := runtime.ListSessions(ctx, store, workspace)
 	if err != nil {
 		return nil, err
@@ -71,10 +70,8 @@ func indexedSessions(ctx context.Context, store session.Service, workspace strin
 	out := make([]listedSession, 0, len(stored))
 	for _, s := range stored {
 		l := listedSession{id: s.ID, started: s.Started, updated: s.Updated, title: cmp.Or(s.FirstPrompt, "Empty conversation")}
-		if sess, err := runtime.GetSession(ctx, store, s.ID); err == nil {
-			if rec := loadTranscript(sess); rec != nil {
-				l.title = sessionTitle(rec)
-			}
+		if rec := loadTranscript(s.Transcript); rec != nil {
+			l.title = sessionTitle(rec)
 		}
 		out = append(out, l)
 	}

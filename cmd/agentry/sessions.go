@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
@@ -89,12 +88,12 @@ characters, each fold saying how much it hides; --full prints everything.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return with(c, func(ctx context.Context, _ *config.Settings, store sessionStore) error {
-				sess, err := runtime.GetSession(ctx, store, args[0])
+				sess, err := runtime.LoadSession(ctx, store, args[0])
 				if err != nil {
 					return err
 				}
 				f := folder{full: full, id: args[0]}
-				if rec := loadTranscript(sess); rec != nil {
+				if rec := loadTranscript(sess.Transcript); rec != nil {
 					printTranscript(io.out, rec, f)
 					return nil
 				}
@@ -200,13 +199,12 @@ func cut(s string, n int) string {
 }
 
 // sessionStore is the store the subcommands read.
-type sessionStore = session.Service
+type sessionStore = runtime.SessionStore
 
-// loadTranscript returns the session's transcript, or nil when it has
-// none (a session stored before transcripts, or an unreadable file).
-func loadTranscript(sess session.Session) *transcript.Record {
-	p, _ := sess.State().Get(runtime.StateTranscript)
-	path, _ := p.(string)
+// loadTranscript returns the transcript at a session's transcript path,
+// or nil when it has none (a session stored before transcripts, or an
+// unreadable file).
+func loadTranscript(path string) *transcript.Record {
 	if path == "" {
 		return nil
 	}
@@ -292,24 +290,20 @@ func printTranscript(w goio.Writer, rec *transcript.Record, f folder) {
 
 // printEvents prints a session stored without a transcript from its
 // events: each text with its author, each tool call and result.
-func printEvents(w goio.Writer, sess session.Session, f folder) {
-	for ev := range sess.Events().All() {
-		if ev.Content == nil {
-			continue
-		}
-		author := ev.Content.Role
+func printEvents(w goio.Writer, sess *runtime.StoredConversation, f folder) {
+	for _, m := range sess.Messages {
+		author := m.Role
 		if author == "model" {
-			author = firstNonEmpty(runtime.AnsweredBy(ev), "model")
+			author = firstNonEmpty(m.Model, "model")
 		}
-		for _, p := range ev.Content.Parts {
-			switch {
-			case p.Thought:
-			case p.Text != "":
+		for _, p := range m.Parts {
+			switch p.Kind {
+			case runtime.StoredText:
 				fmt.Fprintf(w, "%s: %s\n", author, f.text(p.Text))
-			case p.FunctionCall != nil:
-				fmt.Fprintf(w, "%s: [call %s %s]\n", author, p.FunctionCall.Name, f.args(p.FunctionCall.Args))
-			case p.FunctionResponse != nil:
-				fmt.Fprintf(w, "%s: [result of %s]\n", author, p.FunctionResponse.Name)
+			case runtime.StoredCall:
+				fmt.Fprintf(w, "%s: [call %s %s]\n", author, p.Name, f.args(p.Args))
+			case runtime.StoredResult:
+				fmt.Fprintf(w, "%s: [result of %s]\n", author, p.Name)
 			}
 		}
 	}
