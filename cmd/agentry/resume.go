@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"google.golang.org/adk/v2/session"
 
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/transcript"
@@ -84,7 +85,7 @@ func indexedSessions(ctx context.Context, store session.Service, workspace strin
 // listSessions prints the workspace's sessions numbered for --resume, in
 // gemini-cli's --list-sessions format.
 func listSessions(ctx context.Context, s *config.Settings, w io.Writer, now time.Time) error {
-	store, closeStore, err := runtime.OpenStore(ctx, s, nil)
+	store, closeStore, err := compose.OpenStore(ctx, s, nil)
 	if err != nil {
 		return err
 	}

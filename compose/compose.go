@@ -1,4 +1,4 @@
-package runtime
+package compose
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/session"
@@ -24,7 +26,9 @@ import (
 	"github.com/agentry-dev/agentry/mcptools"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
+	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
@@ -36,7 +40,7 @@ type Options struct {
 	SessionID string
 	// Resolver, when set, is shared with other sessions (a parent agent's,
 	// a batch's); otherwise one is built from the settings.
-	Resolver ModelResolver
+	Resolver runtime.ModelResolver
 	// Availability, when set, is the model health state shared with other
 	// sessions (a parent agent's, a batch's); otherwise the session has its
 	// own.
@@ -45,11 +49,11 @@ type Options struct {
 	// "prompt"; nil (batch runs) makes only silent fallbacks happen.
 	FallbackHandler routing.FallbackHandler
 	// Retry tunes the model-call retry loop; tests inject its timer.
-	Retry RetryConfig
+	Retry runtime.RetryConfig
 	// Record, when set, receives every model response in the replay format.
 	Record *llm.RecordSink
 	// Approver asks a human about calls that need one; nil denies them.
-	Approver Approver
+	Approver runtime.Approver
 	// SessionService stores the conversation; default in-memory.
 	SessionService session.Service
 	// Plugins run after the processor chain.
@@ -66,12 +70,12 @@ type Options struct {
 	// (and of the others it builds) reach remote A2A agents, through
 	// agents/remote's Invokers; without it remote definitions are left out
 	// with a warning.
-	RemoteAgents NewRemoteInvoker
+	RemoteAgents runtime.NewRemoteInvoker
 
 	// child, when set, makes the session a subagent's child session.
 	child *childSpec
 	// PreCompress is the PreCompress hook point, run before every
-	// compression attempt (see CompressionConfig).
+	// compression attempt (see runtime.CompressionConfig).
 	PreCompress func(ctx context.Context, trigger string) error
 	// Sources add context to every request (for example an IDE's state).
 	Sources []processors.ContextSource
@@ -83,12 +87,6 @@ type Options struct {
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
 }
-
-// The ADK app and user every session built from settings belongs to.
-const (
-	appName = "agentry"
-	userID  = "user"
-)
 
 // NewResolver returns the model resolver for s: credentials from the
 // environment, endpoints from the settings.
@@ -116,15 +114,15 @@ func NewResolver(s *config.Settings, record *llm.RecordSink, hc *http.Client) *l
 // FromSettings builds a session from settings: the workspace and its tools,
 // the approval policy, the context files, the processor chain (content,
 // then the masking and routing processors as they exist) and the model.
-func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Session, error) {
+func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*runtime.Session, error) {
 	ws, err := tools.NewWorkspace(s.Workspace, s.Context.IncludeDirectories...)
 	if err != nil {
-		return nil, fmt.Errorf("%w: workspace: %w", ErrSetup, err)
+		return nil, fmt.Errorf("%w: workspace: %w", runtime.ErrSetup, err)
 	}
 	// Tools spill output and keep background logs in the project's
 	// temporary directory.
 	if err := os.MkdirAll(s.TempDir(), 0o700); err != nil {
-		return nil, &StorageError{What: "temporary directory", Path: s.TempDir(), Hint: homeHint, Err: err}
+		return nil, &runtime.StorageError{What: "temporary directory", Path: s.TempDir(), Hint: runtime.HomeHint, Err: err}
 	}
 	set, err := tools.NewSet(tools.Config{
 		Workspace:    ws,
@@ -134,18 +132,18 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Env:          childEnv(s, false),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: tools: %w", ErrSetup, err)
+		return nil, fmt.Errorf("%w: tools: %w", runtime.ErrSetup, err)
 	}
-	policy, err := NewPolicy(s.General.DefaultApprovalMode, s.Tools.Allowed)
+	policy, err := runtime.NewPolicy(s.General.DefaultApprovalMode, s.Tools.Allowed)
 	if err != nil {
 		set.Close()
-		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
 	memoryConfig := MemoryConfig(s, ws.Roots(), opts.Logger)
 	memory, err := processors.LoadMemory(memoryConfig)
 	if err != nil {
 		set.Close()
-		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
 	maxItems := s.Context.MaxDirectoryItems
 	if maxItems == 0 {
@@ -155,7 +153,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		Roots: ws.Roots(), TempDir: s.TempDir(), Now: opts.Now, MaxItems: maxItems, Memory: memory, Sources: opts.Sources,
 		Ignore: func(root string) processors.IgnoreFunc { return ws.Ignorer(root).Ignored },
 	})
-	routes, err := NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
+	routes, err := runtime.NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
 	if err != nil {
 		set.Close()
 		return nil, err
@@ -165,7 +163,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	if sessionID == "" {
 		newID := opts.NewID
 		if newID == nil {
-			newID = defaultID
+			newID = uuid.NewString
 		}
 		sessionID = newID()
 	}
@@ -175,20 +173,20 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	}
 	now := opts.Now
 	if now == nil {
-		now = defaultNow
+		now = time.Now
 	}
-	newTranscript, transcriptKind, parent := transcriptPath(s.TempDir(), now(), sessionID), "main", ""
+	newTranscript, transcriptKind, parent := runtime.TranscriptPath(s.TempDir(), now(), sessionID), "main", ""
 	if opts.child != nil {
 		parent = opts.child.parent
-		newTranscript, transcriptKind = subagentTranscriptPath(s.TempDir(), parent, sessionID), "subagent"
+		newTranscript, transcriptKind = runtime.SubagentTranscriptPath(s.TempDir(), parent, sessionID), "subagent"
 	}
-	transcriptFile, resumed, err := ensureSession(ctx, svc, sessionID, ws.Root(), parent, newTranscript)
+	transcriptFile, resumed, err := runtime.EnsureSession(ctx, svc, sessionID, ws.Root(), parent, newTranscript)
 	if err != nil {
 		set.Close()
-		if _, ok := svc.(RewritableStore); ok && s.Session.Store != config.SessionStorePostgres && storageFailure(err) {
+		if _, ok := svc.(runtime.RewritableStore); ok && s.Session.Store != config.SessionStorePostgres && runtime.StorageFailure(err) {
 			// The store opened, but the disk under it filled up (or
 			// failed) before the session could be written.
-			return nil, &StorageError{What: "session store", Path: s.SessionDBPath(), Hint: sessionStoreHint, Err: err}
+			return nil, &runtime.StorageError{What: "session store", Path: s.SessionDBPath(), Hint: runtime.SessionStoreHint, Err: err}
 		}
 		return nil, err
 	}
@@ -197,7 +195,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	// that it is never listed or resumed as the latest.
 	dropUnused := func() error { return nil }
 	if !resumed {
-		dropUnused = func() error { return dropIfEmpty(context.WithoutCancel(ctx), svc, sessionID, transcriptFile) }
+		dropUnused = func() error { return runtime.DropIfEmpty(context.WithoutCancel(ctx), svc, sessionID, transcriptFile) }
 	}
 	built := false
 	defer func() {
@@ -224,20 +222,20 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 	masker, err := masking.New(masking.Config{SpillDir: masking.SessionDir(s.TempDir(), sessionID), Logger: opts.Logger})
 	if err != nil {
 		set.Close()
-		return nil, fmt.Errorf("%w: %w", ErrSetup, err)
+		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
 	// Masking and compression write the session back, which only a
 	// rewritable store supports; the in-memory service gets neither.
-	store, rewritable := svc.(RewritableStore)
-	var compress *CompressionConfig
+	store, rewritable := svc.(runtime.RewritableStore)
+	var compress *runtime.CompressionConfig
 	if rewritable {
 		if m := s.Model.CompressionModel; m != "" {
 			if _, err := llm.ParseModel(m); err != nil {
 				set.Close()
-				return nil, fmt.Errorf("%w: settings model.compressionModel: %w", ErrSetup, err)
+				return nil, fmt.Errorf("%w: settings model.compressionModel: %w", runtime.ErrSetup, err)
 			}
 		}
-		compress = &CompressionConfig{
+		compress = &runtime.CompressionConfig{
 			Store: store, Threshold: s.Model.CompressionThreshold, UtilityModel: s.Model.CompressionModel,
 			PreCompress: preCompress,
 		}
@@ -252,10 +250,10 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		return nil, err
 	}
-	var loop *LoopConfig
+	var loop *runtime.LoopConfig
 	if !s.Model.DisableLoopDetection {
 		ld := s.Model.LoopDetection
-		loop = &LoopConfig{Detector: loopdetect.Config{
+		loop = &runtime.LoopConfig{Detector: loopdetect.Config{
 			ToolCallThreshold:  ld.ToolCallThreshold,
 			ContentThreshold:   ld.ContentThreshold,
 			LLMCheckAfterTurns: ld.LLMCheckAfterTurns,
@@ -272,7 +270,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 			return nil, err
 		}
 	}
-	instruction := SystemPrompt
+	instruction := runtime.SystemPrompt
 	sessionTools := append(set.Tools(), mcpTools...)
 	closeAgents := func() error { return nil }
 	if c := opts.child; c != nil {
@@ -289,17 +287,17 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 			log.Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
 				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
 		}
-		instruction = c.def.SystemPrompt + subagentRules
-	} else if st := subagentsFor(s, opts, func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver Approver) (*Session, error) {
+		instruction = c.def.SystemPrompt + runtime.SubagentRules
+	} else if st, closeSt := subagentsFor(s, opts, func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (*runtime.Session, error) {
 		cs := *s
 		if def.Model != "" && def.Model != "inherit" {
 			cs.Model.Name = def.Model
 		}
 		cs.Model.MaxSessionTurns = def.MaxTurns
 		if cs.Model.MaxSessionTurns <= 0 {
-			cs.Model.MaxSessionTurns = DefaultSubagentMaxTurns
+			cs.Model.MaxSessionTurns = runtime.DefaultSubagentMaxTurns
 		}
-		sampling, err := subagentSampling(def)
+		sampling, err := runtime.SubagentSampling(def)
 		if err != nil {
 			return nil, err
 		}
@@ -311,17 +309,17 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		})
 	}); st != nil {
 		sessionTools = append(sessionTools, st)
-		closeAgents = st.close
+		closeAgents = closeSt
 	}
 	// The transcript is opened before the chain, so that masking's
-	// persist hook can update it; the session owns it once New succeeds.
-	transcriptCfg := TranscriptConfig{
+	// persist hook can update it; the session owns it once runtime.New succeeds.
+	transcriptCfg := runtime.TranscriptConfig{
 		Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
 		Kind: transcriptKind,
 	}
 	newID := opts.NewID
 	if newID == nil {
-		newID = defaultID
+		newID = uuid.NewString
 	}
 	log := opts.Logger
 	if log == nil {
@@ -335,20 +333,18 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		}
 		return routes.Model()
 	}
-	rec, err := openRecorder(transcriptCfg, sessionID, now, newID, activeModel, log)
+	rec, err := runtime.OpenRecorder(transcriptCfg, sessionID, now, newID, activeModel, log)
 	if err != nil {
 		closeAgents()
 		set.Close()
 		closeMCP()
 		closeTel()
-		return nil, &StorageError{What: "transcript", Path: transcriptFile, Hint: homeHint, Err: err}
+		return nil, &runtime.StorageError{What: "transcript", Path: transcriptFile, Hint: runtime.HomeHint, Err: err}
 	}
 	// The one explicit order of the chain: content, then masking, then
 	// routing.
-	chain := processors.NewChain(content, maskingProcessor(masker, svc, rec), routing.NewProcessor(routes))
-	sess, err := New(ctx, Config{
-		AppName:       appName,
-		UserID:        userID,
+	chain := processors.NewChain(content, runtime.MaskingProcessor(masker, svc, rec), routing.NewProcessor(routes))
+	sess, err := runtime.New(ctx, runtime.Config{
 		SessionID:     sessionID,
 		TempDir:       s.TempDir(),
 		Workspace:     ws.Root(),
@@ -364,7 +360,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		SessionSource: source,
 		Telemetry:     tel,
 		Transcript:    &transcriptCfg,
-		recorder:      rec,
+		Recorder:      rec,
 		ReloadMemory: func() error {
 			m, err := processors.LoadMemory(memoryConfig)
 			if err != nil {
@@ -389,7 +385,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*Sessi
 		set.Close()
 		closeMCP()
 		closeTel()
-		rec.close()
+		rec.Close()
 		return nil, err
 	}
 	built = true
@@ -408,70 +404,6 @@ func MemoryConfig(s *config.Settings, roots []string, log *slog.Logger) processo
 		Trusted:    s.Trusted,
 		Logger:     log,
 	}
-}
-
-// NewRouting returns the model routing service of one session built from
-// the settings: the policy chains (the user's before the built-in ones),
-// the per-model configs, the router's settings and the attempt budget.
-// avail may be shared with other sessions; nil gives the session its own.
-func NewRouting(s *config.Settings, avail *routing.Availability, handler routing.FallbackHandler, log *slog.Logger) (*routing.Service, error) {
-	chains := make([]routing.Chain, len(s.Model.FallbackChains))
-	for i, entries := range s.Model.FallbackChains {
-		chain := make(routing.Chain, len(entries))
-		for j, e := range entries {
-			p := routing.Policy{Model: e.Model, LastResort: e.LastResort, MaxAttempts: e.MaxAttempts}
-			if len(e.Actions) > 0 {
-				p.Actions = map[routing.FailureKind]routing.Action{}
-				for k, a := range e.Actions {
-					p.Actions[routing.FailureKind(k)] = routing.Action(a)
-				}
-			}
-			if len(e.Transitions) > 0 {
-				p.Transitions = map[routing.FailureKind]routing.Transition{}
-				for k, tr := range e.Transitions {
-					p.Transitions[routing.FailureKind(k)] = routing.Transition(tr)
-				}
-			}
-			if _, err := llm.ParseModel(e.Model); err != nil {
-				return nil, fmt.Errorf("%w: settings model.fallbackChains[%d][%d]: %w", ErrSetup, i, j, err)
-			}
-			chain[j] = p
-		}
-		chains[i] = chain
-	}
-	catalog, err := routing.NewCatalog(routing.CatalogConfig{
-		Access: routing.Access{Preview: s.Model.PreviewAccess},
-		Chains: chains,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: settings model.fallbackChains: %w", ErrSetup, err)
-	}
-	user := make(map[string]routing.ModelConfig, len(s.Model.Configs))
-	for name, c := range s.Model.Configs {
-		user[name] = routing.ModelConfig(c)
-	}
-	configs, err := routing.NewModelConfigs(user)
-	if err != nil {
-		return nil, fmt.Errorf("%w: settings model.configs: %w", ErrSetup, err)
-	}
-	rs := routing.DefaultRouterSettings()
-	rs.NumericalRouting = s.Model.Routing.NumericalRouting
-	rs.PlanRouting = s.Model.Routing.PlanRouting
-	rs.NumericalThreshold = s.Model.Routing.NumericalThreshold
-	if s.Model.Routing.ClassifierModel != "" {
-		rs.ClassifierModel = s.Model.Routing.ClassifierModel
-	}
-	return routing.NewService(routing.ServiceConfig{
-		Model:        s.Model.Name,
-		ApprovalMode: s.General.DefaultApprovalMode,
-		Availability: avail,
-		Catalog:      catalog,
-		Configs:      configs,
-		Settings:     rs,
-		Handler:      handler,
-		MaxAttempts:  s.General.MaxAttempts,
-		Logger:       log,
-	})
 }
 
 // sessionTelemetry returns the telemetry of a session: the shared one of
@@ -509,7 +441,7 @@ func OpenTelemetry(ctx context.Context, s *config.Settings, log *slog.Logger) (*
 	}
 	tel, err := telemetry.New(context.WithoutCancel(ctx), cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: settings telemetry: %w", ErrSetup, err)
+		return nil, nil, fmt.Errorf("%w: settings telemetry: %w", runtime.ErrSetup, err)
 	}
 	return tel, func() error { return tel.Shutdown(context.Background()) }, nil
 }
@@ -549,7 +481,7 @@ func newHookRunner(s *config.Settings, sessionID, projectDir, transcriptPath str
 		Env: childEnv(s, false),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: settings %w", ErrSetup, err)
+		return nil, fmt.Errorf("%w: settings %w", runtime.ErrSetup, err)
 	}
 	return r, nil
 }
@@ -586,7 +518,7 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 	// with redaction off; what a server's own env names is still passed.
 	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", ErrSetup, err)
+		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
 	}
 	all, errs := m.Tools(ctx)
 	for _, err := range errs {
@@ -608,6 +540,11 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		out = append(out, t)
 	}
 	return out, m.Close, nil
+}
+
+// mcpTool is implemented by MCP tools: their server and tool names.
+type mcpTool interface {
+	MCP() (server, tool string, trust bool)
 }
 
 // childSpec is what makes a session a subagent's child.
@@ -648,8 +585,8 @@ func (c *childSpec) tools(all []tools.Tool) (out []tools.Tool, missing []string)
 
 // subagentsFor returns the invoke_agent tool of a session, or nil when no
 // subagent is defined. Definitions come from opts.Agents or, when nil,
-// from LoadAgents, whose problems are logged.
-func subagentsFor(s *config.Settings, opts Options, newChild SubagentFactory) *subagentTool {
+// from runtime.LoadAgents, whose problems are logged.
+func subagentsFor(s *config.Settings, opts Options, newChild runtime.SubagentFactory) (tools.Tool, func() error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -657,7 +594,7 @@ func subagentsFor(s *config.Settings, opts Options, newChild SubagentFactory) *s
 	defs := opts.Agents
 	if defs == nil {
 		var errs []error
-		defs, errs = LoadAgents(s)
+		defs, errs = runtime.LoadAgents(s)
 		for _, err := range errs {
 			log.Warn("subagent definition left out", "err", err)
 		}
@@ -671,13 +608,37 @@ func subagentsFor(s *config.Settings, opts Options, newChild SubagentFactory) *s
 			return false
 		})
 	}
-	st := newSubagentTool(defs, newChild, opts.Approver)
-	if st == nil {
-		return nil
+	return runtime.NewSubagentTool(runtime.SubagentToolConfig{
+		Agents: defs, NewChild: newChild, Remotes: opts.RemoteAgents, Approver: opts.Approver, Logger: log,
+	})
+}
+
+// OpenStore opens the session store the settings name: the SQLite file
+// under the agentry home (the default), PostgreSQL, or memory. A process
+// opens it once and hands it to every session it builds; close releases
+// it.
+func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc session.Service, close func() error, err error) {
+	if log == nil {
+		log = slog.Default()
 	}
-	st.log = log
-	if opts.RemoteAgents != nil {
-		st.remotes = opts.RemoteAgents(log)
+	switch s.Session.Store {
+	case config.SessionStoreMemory:
+		return session.InMemoryService(), func() error { return nil }, nil
+	case config.SessionStorePostgres:
+		if s.Session.PostgresDSN == "" {
+			return nil, nil, fmt.Errorf("%w: session.store is postgres but session.postgresDsn is empty; set it (or AGENTRY_SESSION_POSTGRESDSN) to a connection string such as postgres://user@127.0.0.1:5432/agentry", runtime.ErrSetup)
+		}
+		st, err := sessions.OpenPostgres(ctx, s.Session.PostgresDSN, sessions.WithLogger(log))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: session store: %w", runtime.ErrSetup, err)
+		}
+		return st, st.Close, nil
+	default:
+		path := s.SessionDBPath()
+		st, err := sessions.OpenSQLite(ctx, path, sessions.WithLogger(log))
+		if err != nil {
+			return nil, nil, &runtime.StorageError{What: "session store", Path: path, Hint: runtime.SessionStoreHint, Err: err}
+		}
+		return st, st.Close, nil
 	}
-	return st
 }
