@@ -2,6 +2,7 @@ package compose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -114,238 +115,70 @@ func NewResolver(s *config.Settings, record *llm.RecordSink, hc *http.Client) *l
 // FromSettings builds a session from settings: the workspace and its tools,
 // the approval policy, the context files, the processor chain (content,
 // then the masking and routing processors as they exist) and the model.
-func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*runtime.Session, error) {
-	ws, err := tools.NewWorkspace(s.Workspace, s.Context.IncludeDirectories...)
+// What it opens is closed with the session, or at once when a later step
+// fails.
+func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *runtime.Session, err error) {
+	var cl closers
+	defer func() {
+		if err != nil {
+			_ = cl.closeAll()
+		}
+	}()
+	ws, set, err := workspaceTools(s, &cl)
 	if err != nil {
-		return nil, fmt.Errorf("%w: workspace: %w", runtime.ErrSetup, err)
-	}
-	// Tools spill output and keep background logs in the project's
-	// temporary directory.
-	if err := os.MkdirAll(s.TempDir(), 0o700); err != nil {
-		return nil, &runtime.StorageError{What: "temporary directory", Path: s.TempDir(), Hint: runtime.HomeHint, Err: err}
-	}
-	set, err := tools.NewSet(tools.Config{
-		Workspace:    ws,
-		ShellTimeout: time.Duration(s.Tools.Shell.TimeoutSeconds) * time.Second,
-		TempDir:      s.TempDir(),
-		Exclude:      s.Tools.Exclude,
-		Env:          childEnv(s, false),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%w: tools: %w", runtime.ErrSetup, err)
+		return nil, err
 	}
 	policy, err := runtime.NewPolicy(s.General.DefaultApprovalMode, s.Tools.Allowed)
 	if err != nil {
-		set.Close()
 		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
-	memoryConfig := MemoryConfig(s, ws.Roots(), opts.Logger)
-	memory, err := processors.LoadMemory(memoryConfig)
+	memoryConfig, content, err := contextContent(s, ws, opts)
 	if err != nil {
-		set.Close()
-		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
+		return nil, err
 	}
-	maxItems := s.Context.MaxDirectoryItems
-	if maxItems == 0 {
-		maxItems = -1 // 0 in settings turns the listing off
-	}
-	content := processors.NewContent(processors.ContentConfig{
-		Roots: ws.Roots(), TempDir: s.TempDir(), Now: opts.Now, MaxItems: maxItems, Memory: memory, Sources: opts.Sources,
-		Ignore: func(root string) processors.IgnoreFunc { return ws.Ignorer(root).Ignored },
-	})
 	routes, err := runtime.NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
 	if err != nil {
-		set.Close()
 		return nil, err
 	}
-	// The session id names the spill directories, so it is fixed here.
-	sessionID := opts.SessionID
-	if sessionID == "" {
-		newID := opts.NewID
-		if newID == nil {
-			newID = uuid.NewString
-		}
-		sessionID = newID()
-	}
-	svc := opts.SessionService
-	if svc == nil {
-		svc = session.InMemoryService()
-	}
-	now := opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	newTranscript, transcriptKind, parent := runtime.TranscriptPath(s.TempDir(), now(), sessionID), "main", ""
-	if opts.child != nil {
-		parent = opts.child.parent
-		newTranscript, transcriptKind = runtime.SubagentTranscriptPath(s.TempDir(), parent, sessionID), "subagent"
-	}
-	transcriptFile, resumed, err := runtime.EnsureSession(ctx, svc, sessionID, ws.Root(), parent, newTranscript)
+	st, err := openStored(ctx, s, opts, ws, &cl)
 	if err != nil {
-		set.Close()
-		if _, ok := svc.(runtime.RewritableStore); ok && s.Session.Store != config.SessionStorePostgres && runtime.StorageFailure(err) {
-			// The store opened, but the disk under it filled up (or
-			// failed) before the session could be written.
-			return nil, &runtime.StorageError{What: "session store", Path: s.SessionDBPath(), Hint: runtime.SessionStoreHint, Err: err}
-		}
 		return nil, err
 	}
-	// A session created here that nothing of a conversation reaches — its
-	// run failed first: no credentials, a bad model — is deleted again, so
-	// that it is never listed or resumed as the latest.
-	dropUnused := func() error { return nil }
-	if !resumed {
-		dropUnused = func() error { return runtime.DropIfEmpty(context.WithoutCancel(ctx), svc, sessionID, transcriptFile) }
-	}
-	built := false
-	defer func() {
-		if !built {
-			_ = dropUnused()
-		}
-	}()
-	hookRunner, err := newHookRunner(s, sessionID, ws.Root(), transcriptFile, opts.Logger)
+	hookRunner, err := newHookRunner(s, st.id, ws.Root(), st.transcript, opts.Logger)
 	if err != nil {
-		set.Close()
 		return nil, err
 	}
-	source := "startup"
-	if resumed {
-		source = "resume"
-	}
-	preCompress := opts.PreCompress
-	if preCompress == nil && hookRunner != nil && hookRunner.Has(hooks.PreCompress) {
-		preCompress = func(ctx context.Context, trigger string) error {
-			_, err := hookRunner.Run(ctx, hooks.PreCompress, trigger, map[string]any{"trigger": trigger})
-			return err
-		}
-	}
-	masker, err := masking.New(masking.Config{SpillDir: masking.SessionDir(s.TempDir(), sessionID), Logger: opts.Logger})
+	masker, err := masking.New(masking.Config{SpillDir: masking.SessionDir(s.TempDir(), st.id), Logger: opts.Logger})
 	if err != nil {
-		set.Close()
 		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
-	// Masking and compression write the session back, which only a
-	// rewritable store supports; the in-memory service gets neither.
-	store, rewritable := svc.(runtime.RewritableStore)
-	var compress *runtime.CompressionConfig
-	if rewritable {
-		if m := s.Model.CompressionModel; m != "" {
-			if _, err := llm.ParseModel(m); err != nil {
-				set.Close()
-				return nil, fmt.Errorf("%w: settings model.compressionModel: %w", runtime.ErrSetup, err)
-			}
-		}
-		compress = &runtime.CompressionConfig{
-			Store: store, Threshold: s.Model.CompressionThreshold, UtilityModel: s.Model.CompressionModel,
-			PreCompress: preCompress,
-		}
+	compress, err := compression(s, st.svc, preCompressHook(opts, hookRunner))
+	if err != nil {
+		return nil, err
 	}
-
 	resolver := opts.Resolver
 	if resolver == nil {
 		resolver = NewResolver(s, opts.Record, opts.HTTPClient)
 	}
-	tel, closeTel, err := sessionTelemetry(ctx, s, opts)
+	tel, err := sessionTelemetry(ctx, s, opts, &cl)
 	if err != nil {
-		set.Close()
 		return nil, err
 	}
-	var loop *runtime.LoopConfig
-	if !s.Model.DisableLoopDetection {
-		ld := s.Model.LoopDetection
-		loop = &runtime.LoopConfig{Detector: loopdetect.Config{
-			ToolCallThreshold:  ld.ToolCallThreshold,
-			ContentThreshold:   ld.ContentThreshold,
-			LLMCheckAfterTurns: ld.LLMCheckAfterTurns,
-			DisableLLMCheck:    ld.LLMCheckAfterTurns == 0,
-		}}
-	}
-	var mcpTools []tools.Tool
-	closeMCP := func() error { return nil }
-	if opts.child == nil {
-		mcpTools, closeMCP, err = mcpToolset(ctx, s, set, opts.Logger)
-		if err != nil {
-			set.Close()
-			closeTel()
-			return nil, err
-		}
-	}
-	instruction := runtime.SystemPrompt
-	sessionTools := append(set.Tools(), mcpTools...)
-	closeAgents := func() error { return nil }
-	if c := opts.child; c != nil {
-		// A child gets its definition's subset of the parent's tools (its
-		// MCP servers' connections included) and complete_task, never
-		// another agent tool; its prompt is its definition's.
-		var missing []string
-		sessionTools, missing = c.tools(append(set.Tools(), c.mcp...))
-		if len(missing) > 0 {
-			log := opts.Logger
-			if log == nil {
-				log = slog.Default()
-			}
-			log.Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
-				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
-		}
-		instruction = c.def.SystemPrompt + runtime.SubagentRules
-	} else if st, closeSt := subagentsFor(s, opts, func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (*runtime.Session, error) {
-		cs := *s
-		if def.Model != "" && def.Model != "inherit" {
-			cs.Model.Name = def.Model
-		}
-		cs.Model.MaxSessionTurns = def.MaxTurns
-		if cs.Model.MaxSessionTurns <= 0 {
-			cs.Model.MaxSessionTurns = runtime.DefaultSubagentMaxTurns
-		}
-		sampling, err := runtime.SubagentSampling(def)
-		if err != nil {
-			return nil, err
-		}
-		return FromSettings(ctx, &cs, Options{
-			SessionID: id, SessionService: svc, Availability: routes.Availability(), Telemetry: tel,
-			Resolver: resolver, Approver: approver, Logger: opts.Logger, Now: opts.Now, NewID: opts.NewID,
-			Retry: opts.Retry, HTTPClient: opts.HTTPClient, Plugins: append([]*plugin.Plugin{sampling}, opts.Plugins...),
-			child: &childSpec{def: def, extra: extra, mcp: mcpTools, parent: sessionID},
-		})
-	}); st != nil {
-		sessionTools = append(sessionTools, st)
-		closeAgents = closeSt
-	}
-	// The transcript is opened before the chain, so that masking's
-	// persist hook can update it; the session owns it once runtime.New succeeds.
-	transcriptCfg := runtime.TranscriptConfig{
-		Path: transcriptFile, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
-		Kind: transcriptKind,
-	}
-	newID := opts.NewID
-	if newID == nil {
-		newID = uuid.NewString
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	// The model of the last call, or the configured one, as the session
-	// reports it.
-	activeModel := func() string {
-		if m := routes.ActiveModel(); m != "" {
-			return m
-		}
-		return routes.Model()
-	}
-	rec, err := runtime.OpenRecorder(transcriptCfg, sessionID, now, newID, activeModel, log)
+	sessionTools, instruction, err := toolsFor(ctx, s, opts, set, parentOf{
+		sessionID: st.id, svc: st.svc, routes: routes, resolver: resolver, tel: tel,
+	}, &cl)
 	if err != nil {
-		closeAgents()
-		set.Close()
-		closeMCP()
-		closeTel()
-		return nil, &runtime.StorageError{What: "transcript", Path: transcriptFile, Hint: runtime.HomeHint, Err: err}
+		return nil, err
+	}
+	rec, transcriptCfg, err := openTranscript(ws, st, routes, opts, &cl)
+	if err != nil {
+		return nil, err
 	}
 	// The one explicit order of the chain: content, then masking, then
 	// routing.
-	chain := processors.NewChain(content, runtime.MaskingProcessor(masker, svc, rec), routing.NewProcessor(routes))
+	chain := processors.NewChain(content, runtime.MaskingProcessor(masker, st.svc, rec), routing.NewProcessor(routes))
 	sess, err := runtime.New(ctx, runtime.Config{
-		SessionID:     sessionID,
+		SessionID:     st.id,
 		TempDir:       s.TempDir(),
 		Workspace:     ws.Root(),
 		Model:         s.Model.Name,
@@ -355,9 +188,9 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*runti
 		Instruction:   instruction,
 		Chain:         chain,
 		Compression:   compress,
-		LoopDetection: loop,
+		LoopDetection: loopDetection(s),
 		Hooks:         hookRunner,
-		SessionSource: source,
+		SessionSource: st.source(),
 		Telemetry:     tel,
 		Transcript:    &transcriptCfg,
 		Recorder:      rec,
@@ -372,24 +205,301 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (*runti
 		Tools:          sessionTools,
 		Policy:         policy,
 		Approver:       opts.Approver,
-		SessionService: svc,
+		SessionService: st.svc,
 		Plugins:        opts.Plugins,
 		MaxTurns:       s.Model.MaxSessionTurns,
 		Now:            opts.Now,
 		NewID:          opts.NewID,
 		Logger:         opts.Logger,
-		OnClose:        []func() error{closeAgents, set.Close, closeMCP, closeTel, dropUnused},
+		OnClose:        []func() error{cl.handOver()},
 	})
 	if err != nil {
-		closeAgents()
-		set.Close()
-		closeMCP()
-		closeTel()
-		rec.Close()
 		return nil, err
 	}
-	built = true
 	return sess, nil
+}
+
+// closers is what a session being assembled must close, in the order it
+// was opened. On a failed build FromSettings closes it all, newest first;
+// a built session takes it over (handOver) and closes it with itself.
+type closers struct {
+	fns []func() error
+}
+
+// add registers fn to be closed.
+func (c *closers) add(fn func() error) { c.fns = append(c.fns, fn) }
+
+// closeAll calls every function, newest first, and forgets them.
+func (c *closers) closeAll() error {
+	var errs []error
+	for i := len(c.fns) - 1; i >= 0; i-- {
+		errs = append(errs, c.fns[i]())
+	}
+	c.fns = nil
+	return errors.Join(errs...)
+}
+
+// handOver returns the function that closes what is registered so far,
+// newest first, for the session to call when it closes.
+func (c *closers) handOver() func() error {
+	owned := &closers{fns: c.fns}
+	c.fns = nil
+	return owned.closeAll
+}
+
+// workspaceTools opens the workspace of s and its built-in tools, which
+// spill output and keep background logs in the project's temporary
+// directory.
+func workspaceTools(s *config.Settings, cl *closers) (*tools.Workspace, *tools.Set, error) {
+	ws, err := tools.NewWorkspace(s.Workspace, s.Context.IncludeDirectories...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: workspace: %w", runtime.ErrSetup, err)
+	}
+	if err := os.MkdirAll(s.TempDir(), 0o700); err != nil {
+		return nil, nil, &runtime.StorageError{What: "temporary directory", Path: s.TempDir(), Hint: runtime.HomeHint, Err: err}
+	}
+	set, err := tools.NewSet(tools.Config{
+		Workspace:    ws,
+		ShellTimeout: time.Duration(s.Tools.Shell.TimeoutSeconds) * time.Second,
+		TempDir:      s.TempDir(),
+		Exclude:      s.Tools.Exclude,
+		Env:          childEnv(s, false),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: tools: %w", runtime.ErrSetup, err)
+	}
+	cl.add(set.Close)
+	return ws, set, nil
+}
+
+// contextContent loads the context files and returns where they are
+// found (for reloads) and the content processor that adds them, the
+// workspace listing and the driver's sources to every request.
+func contextContent(s *config.Settings, ws *tools.Workspace, opts Options) (processors.MemoryConfig, *processors.Content, error) {
+	memoryConfig := MemoryConfig(s, ws.Roots(), opts.Logger)
+	memory, err := processors.LoadMemory(memoryConfig)
+	if err != nil {
+		return memoryConfig, nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
+	}
+	maxItems := s.Context.MaxDirectoryItems
+	if maxItems == 0 {
+		maxItems = -1 // 0 in settings turns the listing off
+	}
+	content := processors.NewContent(processors.ContentConfig{
+		Roots: ws.Roots(), TempDir: s.TempDir(), Now: opts.Now, MaxItems: maxItems, Memory: memory, Sources: opts.Sources,
+		Ignore: func(root string) processors.IgnoreFunc { return ws.Ignorer(root).Ignored },
+	})
+	return memoryConfig, content, nil
+}
+
+// storedSession is the stored session a session continues or starts.
+type storedSession struct {
+	id  string
+	svc session.Service
+	// transcript is the transcript file's path, kind "main" or
+	// "subagent".
+	transcript, kind string
+	resumed          bool
+}
+
+// source is SessionStart's source for the session.
+func (st storedSession) source() string {
+	if st.resumed {
+		return "resume"
+	}
+	return "startup"
+}
+
+// openStored finds or creates the stored session of opts (a new id when
+// none is given) with its transcript path. A session created here that
+// nothing of a conversation reaches — its run failed first: no
+// credentials, a bad model — is deleted again when it closes, so that it
+// is never listed or resumed as the latest.
+func openStored(ctx context.Context, s *config.Settings, opts Options, ws *tools.Workspace, cl *closers) (storedSession, error) {
+	// The session id names the spill directories, so it is fixed here.
+	st := storedSession{id: opts.SessionID, svc: opts.SessionService, kind: "main"}
+	if st.id == "" {
+		newID := opts.NewID
+		if newID == nil {
+			newID = uuid.NewString
+		}
+		st.id = newID()
+	}
+	if st.svc == nil {
+		st.svc = session.InMemoryService()
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	newTranscript, parent := runtime.TranscriptPath(s.TempDir(), now(), st.id), ""
+	if opts.child != nil {
+		parent = opts.child.parent
+		newTranscript, st.kind = runtime.SubagentTranscriptPath(s.TempDir(), parent, st.id), "subagent"
+	}
+	var err error
+	st.transcript, st.resumed, err = runtime.EnsureSession(ctx, st.svc, st.id, ws.Root(), parent, newTranscript)
+	if err != nil {
+		if _, ok := st.svc.(runtime.RewritableStore); ok && s.Session.Store != config.SessionStorePostgres && runtime.StorageFailure(err) {
+			// The store opened, but the disk under it filled up (or
+			// failed) before the session could be written.
+			return st, &runtime.StorageError{What: "session store", Path: s.SessionDBPath(), Hint: runtime.SessionStoreHint, Err: err}
+		}
+		return st, err
+	}
+	if !st.resumed {
+		cl.add(func() error { return runtime.DropIfEmpty(context.WithoutCancel(ctx), st.svc, st.id, st.transcript) })
+	}
+	return st, nil
+}
+
+// preCompressHook is the PreCompress hook point: the driver's, or the
+// settings' command hooks for it.
+func preCompressHook(opts Options, hookRunner *hooks.Runner) func(ctx context.Context, trigger string) error {
+	if opts.PreCompress != nil || hookRunner == nil || !hookRunner.Has(hooks.PreCompress) {
+		return opts.PreCompress
+	}
+	return func(ctx context.Context, trigger string) error {
+		_, err := hookRunner.Run(ctx, hooks.PreCompress, trigger, map[string]any{"trigger": trigger})
+		return err
+	}
+}
+
+// compression returns the chat compression of a session over svc.
+// Masking and compression write the session back, which only a
+// rewritable store supports; the in-memory service gets neither.
+func compression(s *config.Settings, svc session.Service, preCompress func(ctx context.Context, trigger string) error) (*runtime.CompressionConfig, error) {
+	store, rewritable := svc.(runtime.RewritableStore)
+	if !rewritable {
+		return nil, nil
+	}
+	if m := s.Model.CompressionModel; m != "" {
+		if _, err := llm.ParseModel(m); err != nil {
+			return nil, fmt.Errorf("%w: settings model.compressionModel: %w", runtime.ErrSetup, err)
+		}
+	}
+	return &runtime.CompressionConfig{
+		Store: store, Threshold: s.Model.CompressionThreshold, UtilityModel: s.Model.CompressionModel,
+		PreCompress: preCompress,
+	}, nil
+}
+
+// loopDetection is the loop detection the settings ask for, nil when off.
+func loopDetection(s *config.Settings) *runtime.LoopConfig {
+	if s.Model.DisableLoopDetection {
+		return nil
+	}
+	ld := s.Model.LoopDetection
+	return &runtime.LoopConfig{Detector: loopdetect.Config{
+		ToolCallThreshold:  ld.ToolCallThreshold,
+		ContentThreshold:   ld.ContentThreshold,
+		LLMCheckAfterTurns: ld.LLMCheckAfterTurns,
+		DisableLLMCheck:    ld.LLMCheckAfterTurns == 0,
+	}}
+}
+
+// parentOf is what a session shares with the child sessions of its
+// subagents.
+type parentOf struct {
+	sessionID string
+	svc       session.Service
+	routes    *routing.Service
+	resolver  runtime.ModelResolver
+	tel       *telemetry.Telemetry
+}
+
+// toolsFor returns the tools and the system prompt of a session. A main
+// session gets the built-in tools, its MCP servers' and invoke_agent
+// (when subagents are defined), with agentry's prompt. A child gets its
+// definition's subset of the parent's tools (its MCP servers' connections
+// included) and complete_task, never another agent tool; its prompt is
+// its definition's.
+func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.Set, p parentOf, cl *closers) ([]tools.Tool, string, error) {
+	if c := opts.child; c != nil {
+		sessionTools, missing := c.tools(append(set.Tools(), c.mcp...))
+		if len(missing) > 0 {
+			logger(opts).Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
+				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
+		}
+		return sessionTools, c.def.SystemPrompt + runtime.SubagentRules, nil
+	}
+	mcpTools, closeMCP, err := mcpToolset(ctx, s, set, opts.Logger)
+	if err != nil {
+		return nil, "", err
+	}
+	cl.add(closeMCP)
+	sessionTools := append(set.Tools(), mcpTools...)
+	st, closeAgents := subagentsFor(s, opts, childSessions(s, opts, p, mcpTools))
+	if st != nil {
+		sessionTools = append(sessionTools, st)
+		cl.add(closeAgents)
+	}
+	return sessionTools, runtime.SystemPrompt, nil
+}
+
+// childSessions returns the factory of a session's subagent child
+// sessions: FromSettings again, over the parent's store, availability,
+// telemetry and resolver, with the definition's model, turn limit and
+// sampling.
+func childSessions(s *config.Settings, opts Options, p parentOf, mcpTools []tools.Tool) runtime.SubagentFactory {
+	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (*runtime.Session, error) {
+		cs := *s
+		if def.Model != "" && def.Model != "inherit" {
+			cs.Model.Name = def.Model
+		}
+		cs.Model.MaxSessionTurns = def.MaxTurns
+		if cs.Model.MaxSessionTurns <= 0 {
+			cs.Model.MaxSessionTurns = runtime.DefaultSubagentMaxTurns
+		}
+		sampling, err := runtime.SubagentSampling(def)
+		if err != nil {
+			return nil, err
+		}
+		return FromSettings(ctx, &cs, Options{
+			SessionID: id, SessionService: p.svc, Availability: p.routes.Availability(), Telemetry: p.tel,
+			Resolver: p.resolver, Approver: approver, Logger: opts.Logger, Now: opts.Now, NewID: opts.NewID,
+			Retry: opts.Retry, HTTPClient: opts.HTTPClient, Plugins: append([]*plugin.Plugin{sampling}, opts.Plugins...),
+			child: &childSpec{def: def, extra: extra, mcp: mcpTools, parent: p.sessionID},
+		})
+	}
+}
+
+// openTranscript opens the session's transcript. It is opened before the
+// chain, so that masking's persist hook can update it.
+func openTranscript(ws *tools.Workspace, st storedSession, routes *routing.Service, opts Options, cl *closers) (*runtime.Recorder, runtime.TranscriptConfig, error) {
+	cfg := runtime.TranscriptConfig{
+		Path: st.transcript, ProjectHash: transcript.ProjectHash(ws.Root()), Directories: ws.Roots(),
+		Kind: st.kind,
+	}
+	now, newID := opts.Now, opts.NewID
+	if now == nil {
+		now = time.Now
+	}
+	if newID == nil {
+		newID = uuid.NewString
+	}
+	// The model of the last call, or the configured one, as the session
+	// reports it.
+	activeModel := func() string {
+		if m := routes.ActiveModel(); m != "" {
+			return m
+		}
+		return routes.Model()
+	}
+	rec, err := runtime.OpenRecorder(cfg, st.id, now, newID, activeModel, logger(opts))
+	if err != nil {
+		return nil, cfg, &runtime.StorageError{What: "transcript", Path: st.transcript, Hint: runtime.HomeHint, Err: err}
+	}
+	cl.add(rec.Close)
+	return rec, cfg, nil
+}
+
+// logger is opts' logger or slog.Default().
+func logger(opts Options) *slog.Logger {
+	if opts.Logger != nil {
+		return opts.Logger
+	}
+	return slog.Default()
 }
 
 // MemoryConfig is where the settings s find context files: the agentry
@@ -407,13 +517,18 @@ func MemoryConfig(s *config.Settings, roots []string, log *slog.Logger) processo
 }
 
 // sessionTelemetry returns the telemetry of a session: the shared one of
-// opts, or one made from the settings (nil when off) with the function
-// that flushes and closes it.
-func sessionTelemetry(ctx context.Context, s *config.Settings, opts Options) (*telemetry.Telemetry, func() error, error) {
+// opts, or one made from the settings (nil when off), whose flush and
+// close it adds to cl.
+func sessionTelemetry(ctx context.Context, s *config.Settings, opts Options, cl *closers) (*telemetry.Telemetry, error) {
 	if opts.Telemetry != nil || !s.Telemetry.Enabled {
-		return opts.Telemetry, func() error { return nil }, nil
+		return opts.Telemetry, nil
 	}
-	return OpenTelemetry(ctx, s, opts.Logger)
+	tel, closeTel, err := OpenTelemetry(ctx, s, opts.Logger)
+	if err != nil {
+		return nil, err
+	}
+	cl.add(closeTel)
+	return tel, nil
 }
 
 // OpenTelemetry starts the telemetry the settings ask for (nil when off)

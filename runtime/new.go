@@ -112,7 +112,7 @@ type Config struct {
 	OnClose []func() error
 
 	// Recorder is Transcript's recorder when the caller opened it (for
-	// masking's persist hook); the session owns it once New succeeds.
+	// masking's persist hook); the caller closes it (see OnClose).
 	Recorder *Recorder
 }
 
@@ -270,8 +270,6 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		if rec, err = OpenRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log); err != nil {
 			return nil, &StorageError{What: "transcript", Path: cfg.Transcript.Path, Hint: HomeHint, Err: err}
 		}
-	}
-	if rec != nil {
 		sc.closers = append(sc.closers, rec.close)
 	}
 	return &Session{

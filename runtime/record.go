@@ -250,8 +250,9 @@ func (r *Recorder) rewound() {
 
 func (r *Recorder) close() error { return r.w.Close() }
 
-// Close closes the transcript file; a session that was handed the
-// recorder (Config.Recorder) closes it itself.
+// Close closes the transcript file. A session closes the recorder it
+// opened itself; one handed to it (Config.Recorder) is its opener's to
+// close.
 func (r *Recorder) Close() error { return r.close() }
 
 // toolStatus is the status gemini-cli records for a call: error when the
