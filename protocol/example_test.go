@@ -11,9 +11,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/protocol"
-	"github.com/agentry-dev/agentry/runtime"
 )
 
 // Serve sessions over A2A and talk to them with a2a-go's client, as any A2A
@@ -35,7 +35,7 @@ func ExampleNew() {
 		NewSession: func(ctx context.Context, r protocol.SessionRequest) (protocol.Session, error) {
 			ws := s
 			ws.Workspace = r.Workspace
-			return runtime.FromSettings(ctx, &ws, runtime.Options{SessionID: r.ContextID, Approver: r.Approver})
+			return compose.FromSettings(ctx, &ws, compose.Options{SessionID: r.ContextID, Approver: r.Approver})
 		},
 		Workspace: dir,
 		Model:     s.Model.Name,

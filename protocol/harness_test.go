@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
@@ -73,7 +74,7 @@ func newHarness(t testing.TB, lines []string, opts ...harnessOption) *harness {
 			ws := *h.settings
 			ws.Workspace = r.Workspace
 			h.sessions.Add(1)
-			return runtime.FromSettings(ctx, &ws, runtime.Options{SessionID: r.ContextID, Approver: r.Approver, Resolver: h.resolver, SessionService: h.store})
+			return compose.FromSettings(ctx, &ws, compose.Options{SessionID: r.ContextID, Approver: r.Approver, Resolver: h.resolver, SessionService: h.store})
 		},
 		Workspace: s.Workspace,
 		Model:     s.Model.Name,

@@ -16,10 +16,10 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"google.golang.org/adk/v2/session"
 
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
-	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/sessions"
 )
 
@@ -289,7 +289,7 @@ func TestIdleContextsClose(t *testing.T) {
 	h.store = st
 	// One replay cursor for both sessions, as agentry serve shares one
 	// resolver.
-	h.resolver = runtime.NewResolver(h.settings, nil, nil)
+	h.resolver = compose.NewResolver(h.settings, nil, nil)
 	first := collect(t, h.client("jsonrpc"), userMessage("one", ""))
 	contextID := first[0].(*a2a.Task).ContextID
 	time.Sleep(200 * time.Millisecond)
@@ -337,7 +337,7 @@ func TestIdleContextReopensInItsWorkspace(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	h.store = st
-	h.resolver = runtime.NewResolver(h.settings, nil, nil)
+	h.resolver = compose.NewResolver(h.settings, nil, nil)
 	sub := filepath.Join(h.settings.Workspace, "sub")
 	if err := os.Mkdir(sub, 0o755); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -643,7 +642,7 @@ func cloneRequest(contents []*genai.Content, cfg *genai.GenerateContentConfig) (
 	cc.Tools = append([]*genai.Tool(nil), cfg.Tools...)
 	if cfg.HTTPOptions != nil {
 		h := *cfg.HTTPOptions
-		h.Headers = http.Header(h.Headers).Clone()
+		h.Headers = h.Headers.Clone()
 		cc.HTTPOptions = &h
 	}
 	return out, &cc

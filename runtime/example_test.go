@@ -10,7 +10,6 @@ import (
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/genai"
 
-	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -25,46 +24,6 @@ func replayModel(dir, text string) string {
 		panic(err)
 	}
 	return "replay:" + p
-}
-
-// Build a session from settings and follow one stream of its events. The
-// replayed model needs no key or network; any model name works the same.
-func ExampleFromSettings() {
-	dir, _ := os.MkdirTemp("", "agentry-example")
-	defer os.RemoveAll(dir)
-	s := config.Defaults()
-	s.Workspace = dir
-	s.Home = filepath.Join(dir, ".agentry")
-	s.Session.Store = config.SessionStoreMemory
-	s.Model.Name = replayModel(dir, "Hello from agentry.")
-
-	ctx := context.Background()
-	sess, err := runtime.FromSettings(ctx, &s, runtime.Options{})
-	if err != nil {
-		panic(err)
-	}
-	defer sess.Close()
-	id, err := sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: []runtime.ContentPart{runtime.TextPart("Say hello")}}})
-	if err != nil {
-		panic(err)
-	}
-	for ev, err := range sess.Stream(ctx, id) {
-		if err != nil {
-			panic(err)
-		}
-		if ev.Type == runtime.EventMessage && ev.Message.Role == runtime.RoleAgent {
-			for _, p := range ev.Message.Content {
-				fmt.Print(p.Text)
-			}
-		}
-		if ev.Type == runtime.EventAgentEnd {
-			fmt.Println()
-			fmt.Println("end:", ev.AgentEnd.Reason)
-		}
-	}
-	// Output:
-	// Hello from agentry.
-	// end: completed
 }
 
 // requestLogger is a request processor: it sees, and may rewrite, every

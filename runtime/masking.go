@@ -12,11 +12,11 @@ import (
 	"github.com/agentry-dev/agentry/masking"
 )
 
-// maskingProcessor returns the masking processor of a session built from
+// MaskingProcessor returns the masking processor of a session built from
 // settings: it reads call ids from svc and, when svc is a rewritable
 // store, persists what it masks there and in the transcript rec (nil for
 // none).
-func maskingProcessor(m *masking.Masker, svc session.Service, rec *recorder) *masking.Processor {
+func MaskingProcessor(m *masking.Masker, svc session.Service, rec *Recorder) *masking.Processor {
 	store, ok := svc.(RewritableStore)
 	if !ok {
 		return masking.NewProcessor(m, SessionHistory(svc), nil)

@@ -111,9 +111,9 @@ type Config struct {
 	// OnClose functions run when the session closes.
 	OnClose []func() error
 
-	// recorder is Transcript's recorder when the caller opened it (for
-	// masking's persist hook); the session owns it once New succeeds.
-	recorder *recorder
+	// Recorder is Transcript's recorder when the caller opened it (for
+	// masking's persist hook); the caller closes it (see OnClose).
+	Recorder *Recorder
 }
 
 // New builds a session: an ADK LLM agent whose model is the dispatcher and
@@ -265,13 +265,11 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create runner: %w", err)
 	}
-	rec := cfg.recorder
+	rec := cfg.Recorder
 	if rec == nil && cfg.Transcript != nil {
-		if rec, err = openRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log); err != nil {
-			return nil, &StorageError{What: "transcript", Path: cfg.Transcript.Path, Hint: homeHint, Err: err}
+		if rec, err = OpenRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log); err != nil {
+			return nil, &StorageError{What: "transcript", Path: cfg.Transcript.Path, Hint: HomeHint, Err: err}
 		}
-	}
-	if rec != nil {
 		sc.closers = append(sc.closers, rec.close)
 	}
 	return &Session{

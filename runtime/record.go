@@ -32,14 +32,14 @@ type TranscriptConfig struct {
 	Kind string
 }
 
-// recorder keeps a session's transcript in step with its ADK events, as
+// Recorder keeps a session's transcript in step with its ADK events, as
 // gemini-cli's ChatRecordingService does with its chat: a user message per
 // prompt, a gemini message per model response (its text, thoughts, token
 // usage and model), tool calls added to the gemini message that made them
 // once their responses arrive, and results replaced when masking replaces
 // them. Messages are appended whole; an updated message is appended again
 // with the same id, which Load folds in place.
-type recorder struct {
+type Recorder struct {
 	w     *transcript.Writer
 	now   func() time.Time
 	newID func() string
@@ -60,9 +60,9 @@ type recorder struct {
 	failed bool
 }
 
-// openRecorder opens cfg's transcript for sessionID: continues an existing
+// OpenRecorder opens cfg's transcript for sessionID: continues an existing
 // file or creates it.
-func openRecorder(cfg TranscriptConfig, sessionID string, now func() time.Time, newID, model func() string, log *slog.Logger) (*recorder, error) {
+func OpenRecorder(cfg TranscriptConfig, sessionID string, now func() time.Time, newID, model func() string, log *slog.Logger) (*Recorder, error) {
 	w, err := transcript.OpenAppend(cfg.Path)
 	fresh := errors.Is(err, fs.ErrNotExist)
 	if fresh {
@@ -75,18 +75,18 @@ func openRecorder(cfg TranscriptConfig, sessionID string, now func() time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	return &recorder{
+	return &Recorder{
 		w: w, now: now, newID: newID, model: model, log: log,
 		byCall: map[string]*transcript.Message{}, calls: map[string]*genai.FunctionCall{},
 		loaded: fresh,
 	}, nil
 }
 
-func (r *recorder) timestamp() string { return r.now().UTC().Format(time.RFC3339Nano) }
+func (r *Recorder) timestamp() string { return r.now().UTC().Format(time.RFC3339Nano) }
 
 // write appends m; the first failure is logged and ends recording, so a
 // full disk never fails the run.
-func (r *recorder) write(m transcript.Message) {
+func (r *Recorder) write(m transcript.Message) {
 	if r.failed {
 		return
 	}
@@ -97,7 +97,7 @@ func (r *recorder) write(m transcript.Message) {
 }
 
 // user records a prompt.
-func (r *recorder) user(content *genai.Content, display string) {
+func (r *Recorder) user(content *genai.Content, display string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := transcript.Message{ID: r.newID(), Timestamp: r.timestamp(), Type: transcript.TypeUser, Content: partsJSON(content.Parts)}
@@ -108,7 +108,7 @@ func (r *recorder) user(content *genai.Content, display string) {
 }
 
 // note records an info, warning or error message.
-func (r *recorder) note(typ, text string) {
+func (r *Recorder) note(typ, text string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.write(transcript.Message{ID: r.newID(), Timestamp: r.timestamp(), Type: typ, Content: partsJSON([]*genai.Part{{Text: text}})})
@@ -116,7 +116,7 @@ func (r *recorder) note(typ, text string) {
 
 // event records an ADK event the session stored: a model response, or
 // function responses.
-func (r *recorder) event(ev *session.Event) {
+func (r *Recorder) event(ev *session.Event) {
 	if ev == nil || ev.Partial || ev.Content == nil {
 		return
 	}
@@ -154,7 +154,7 @@ func (r *recorder) event(ev *session.Event) {
 }
 
 // response records a model response as a gemini message.
-func (r *recorder) response(ev *session.Event) {
+func (r *Recorder) response(ev *session.Event) {
 	// The model that answered, as the dispatcher stamped it on the
 	// response; the session's active model when it is not there.
 	m := &transcript.Message{ID: ev.ID, Timestamp: r.timestamp(), Type: transcript.TypeGemini, Model: AnsweredBy(ev)}
@@ -190,7 +190,7 @@ func (r *recorder) response(ev *session.Event) {
 
 // masked replaces the results of masked calls, as gemini-cli's
 // updateMessagesFromHistory syncs masking into its record.
-func (r *recorder) masked(masked []masking.Masked) {
+func (r *Recorder) masked(masked []masking.Masked) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.loaded {
@@ -221,7 +221,7 @@ func (r *recorder) masked(masked []masking.Masked) {
 }
 
 // loadCalls indexes the tool calls of the messages already in the file.
-func (r *recorder) loadCalls() {
+func (r *Recorder) loadCalls() {
 	r.loaded = true
 	rec, err := transcript.Load(r.w.Path())
 	if err != nil {
@@ -240,7 +240,7 @@ func (r *recorder) loadCalls() {
 
 // rewound forgets what the recorder knew of messages that a rewind
 // dropped.
-func (r *recorder) rewound() {
+func (r *Recorder) rewound() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.byCall = map[string]*transcript.Message{}
@@ -248,7 +248,12 @@ func (r *recorder) rewound() {
 	r.loaded = false
 }
 
-func (r *recorder) close() error { return r.w.Close() }
+func (r *Recorder) close() error { return r.w.Close() }
+
+// Close closes the transcript file. A session closes the recorder it
+// opened itself; one handed to it (Config.Recorder) is its opener's to
+// close.
+func (r *Recorder) Close() error { return r.close() }
 
 // toolStatus is the status gemini-cli records for a call: error when the
 // response carries one, cancelled when it was cut off, else success.
@@ -287,15 +292,15 @@ func partsJSON(parts []*genai.Part) json.RawMessage {
 	return b
 }
 
-// transcriptPath is where a session's transcript lives: gemini-cli's
+// TranscriptPath is where a session's transcript lives: gemini-cli's
 // chats directory under the project's temporary directory.
-func transcriptPath(tempDir string, start time.Time, sessionID string) string {
+func TranscriptPath(tempDir string, start time.Time, sessionID string) string {
 	return tempDir + string(os.PathSeparator) + "chats" + string(os.PathSeparator) + transcript.FileName(start, sessionID)
 }
 
-// subagentTranscriptPath is where a subagent's child session records its
+// SubagentTranscriptPath is where a subagent's child session records its
 // transcript: beside its parent's, in a directory named after the parent,
 // as gemini-cli keeps chats/<parentSessionId>/<sessionId>.jsonl.
-func subagentTranscriptPath(tempDir, parentID, sessionID string) string {
+func SubagentTranscriptPath(tempDir, parentID, sessionID string) string {
 	return filepath.Join(tempDir, "chats", parentID, sessionID+".jsonl")
 }

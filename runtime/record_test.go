@@ -26,7 +26,7 @@ func TestRecorderResumedMasking(t *testing.T) {
 	newID := func() string { n++; return "m" + string(rune('0'+n)) }
 	model1 := func() string { return "gemini-2.5-flash" }
 	quiet := slog.New(slog.DiscardHandler)
-	r, err := openRecorder(TranscriptConfig{Path: path, ProjectHash: "h"}, "s1", now, newID, model1, quiet)
+	r, err := OpenRecorder(TranscriptConfig{Path: path, ProjectHash: "h"}, "s1", now, newID, model1, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestRecorderResumedMasking(t *testing.T) {
 	}}}})
 	r.close()
 
-	r, err = openRecorder(TranscriptConfig{Path: path}, "s1", now, newID, model1, quiet)
+	r, err = OpenRecorder(TranscriptConfig{Path: path}, "s1", now, newID, model1, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

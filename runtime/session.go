@@ -36,7 +36,7 @@ type Session struct {
 	svc        session.Service
 	dispatch   *Dispatcher
 	log        *slog.Logger
-	rec        *recorder            // nil without a transcript
+	rec        *Recorder            // nil without a transcript
 	compressor *compress.Compressor // nil without compression
 	chain      *processors.Chain    // nil without request processors
 	hooks      *hookbridge.Bridge   // nil without hooks

@@ -59,19 +59,19 @@ func storageCause(path string, err error) string {
 	return err.Error()
 }
 
-// sessionStoreHint is what to do about a session store that cannot be
+// SessionStoreHint is what to do about a session store that cannot be
 // written.
-const sessionStoreHint = "free space there, or set session.path (AGENTRY_SESSION_PATH) to another location, " +
+const SessionStoreHint = "free space there, or set session.path (AGENTRY_SESSION_PATH) to another location, " +
 	`or session.store (AGENTRY_SESSION_STORE) to "memory" to keep no sessions`
 
-// homeHint is what to do about agentry's other files under its home.
-const homeHint = "free space there: agentry keeps transcripts and temporary files under ~/.agentry"
+// HomeHint is what to do about agentry's other files under its home.
+const HomeHint = "free space there: agentry keeps transcripts and temporary files under ~/.agentry"
 
-// storageFailure reports whether err comes from the storage under a file
+// StorageFailure reports whether err comes from the storage under a file
 // rather than from what was written: an errno of a full, read-only or
 // failing file system, or SQLite's codes for the same (SQLITE_READONLY,
 // SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN), which carry no errno.
-func storageFailure(err error) bool {
+func StorageFailure(err error) bool {
 	if errnoCause(err) != "" {
 		return true
 	}

@@ -41,14 +41,14 @@ func TestSessionCreateOnFullDisk(t *testing.T) {
 	}
 	filler.Close()
 	var svc session.Service = st
-	_, _, err = ensureSession(t.Context(), svc, "s1", dir, "", filepath.Join(dir, "t.jsonl"))
+	_, _, err = EnsureSession(t.Context(), svc, "s1", dir, "", filepath.Join(dir, "t.jsonl"))
 	if err == nil {
 		t.Fatal("creating a session on a full disk succeeded")
 	}
-	if !storageFailure(err) {
-		t.Errorf("storageFailure(%v) = false, want true", err)
+	if !StorageFailure(err) {
+		t.Errorf("StorageFailure(%v) = false, want true", err)
 	}
-	if storageFailure(errors.New("UNIQUE constraint failed")) {
-		t.Error("storageFailure of an ordinary error = true")
+	if StorageFailure(errors.New("UNIQUE constraint failed")) {
+		t.Error("StorageFailure of an ordinary error = true")
 	}
 }

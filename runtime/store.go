@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"maps"
 	"os"
 	"slices"
@@ -16,39 +15,8 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
-	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/sessions"
 )
-
-// OpenStore opens the session store the settings name: the SQLite file
-// under the agentry home (the default), PostgreSQL, or memory. A process
-// opens it once and hands it to every session it builds; close releases
-// it.
-func OpenStore(ctx context.Context, s *config.Settings, log *slog.Logger) (svc SessionStore, close func() error, err error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	switch s.Session.Store {
-	case config.SessionStoreMemory:
-		return session.InMemoryService(), func() error { return nil }, nil
-	case config.SessionStorePostgres:
-		if s.Session.PostgresDSN == "" {
-			return nil, nil, fmt.Errorf("%w: session.store is postgres but session.postgresDsn is empty; set it (or AGENTRY_SESSION_POSTGRESDSN) to a connection string such as postgres://user@127.0.0.1:5432/agentry", ErrSetup)
-		}
-		st, err := sessions.OpenPostgres(ctx, s.Session.PostgresDSN, sessions.WithLogger(log))
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: session store: %w", ErrSetup, err)
-		}
-		return st, st.Close, nil
-	default:
-		path := s.SessionDBPath()
-		st, err := sessions.OpenSQLite(ctx, path, sessions.WithLogger(log))
-		if err != nil {
-			return nil, nil, &StorageError{What: "session store", Path: path, Hint: sessionStoreHint, Err: err}
-		}
-		return st, st.Close, nil
-	}
-}
 
 // RewritableStore is a session service whose stored sessions can be
 // rewritten in place: the live session object a running invocation
@@ -225,10 +193,10 @@ func oneLine(text string) string {
 	return b.String()
 }
 
-// ensureSession creates the stored session with its workspace (and, for
+// EnsureSession creates the stored session with its workspace (and, for
 // a subagent's child session, its parent) unless it exists: a resumed
 // session keeps its history and its workspace.
-func ensureSession(ctx context.Context, svc session.Service, id, workspace, parent, newTranscript string) (transcriptPath string, existed bool, err error) {
+func EnsureSession(ctx context.Context, svc session.Service, id, workspace, parent, newTranscript string) (transcriptPath string, existed bool, err error) {
 	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
 	if err != nil {
 		state := map[string]any{StateWorkspace: workspace, StateTranscript: newTranscript}
@@ -257,9 +225,9 @@ func ensureSession(ctx context.Context, svc session.Service, id, workspace, pare
 	return newTranscript, true, nil
 }
 
-// dropIfEmpty deletes a stored session, and its transcript file, when it
+// DropIfEmpty deletes a stored session, and its transcript file, when it
 // holds no conversation: no event with content.
-func dropIfEmpty(ctx context.Context, svc session.Service, id, transcriptPath string) error {
+func DropIfEmpty(ctx context.Context, svc session.Service, id, transcriptPath string) error {
 	resp, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: id})
 	if err != nil {
 		return nil // gone already
@@ -332,3 +300,9 @@ func DeleteSession(ctx context.Context, svc SessionStore, id string) (transcript
 
 // ErrNoSession reports a session id the store does not hold.
 var ErrNoSession = errors.New("no stored session")
+
+// The ADK app and user every stored session belongs to.
+const (
+	appName = "agentry"
+	userID  = "user"
+)

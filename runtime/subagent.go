@@ -141,6 +141,39 @@ func newSubagentTool(defs []agents.Definition, newChild SubagentFactory, approve
 	return t
 }
 
+// SubagentToolConfig configures the invoke_agent tool of a session.
+type SubagentToolConfig struct {
+	// Agents are the definitions the tool offers.
+	Agents []agents.Definition
+	// NewChild builds a local agent's child session; without it local
+	// definitions are left out.
+	NewChild SubagentFactory
+	// Remotes, when set, makes the RemoteInvoker that runs the calls of
+	// remote agents; it is called only when the tool is made.
+	Remotes NewRemoteInvoker
+	// Approver asks a human about the children's calls that need one.
+	Approver Approver
+	// Logger receives diagnostics; default slog.Default().
+	Logger *slog.Logger
+}
+
+// NewSubagentTool returns the invoke_agent tool of cfg and the function
+// that releases its remote connections, or a nil tool when no definition
+// is usable.
+func NewSubagentTool(cfg SubagentToolConfig) (tools.Tool, func() error) {
+	st := newSubagentTool(cfg.Agents, cfg.NewChild, cfg.Approver)
+	if st == nil {
+		return nil, func() error { return nil }
+	}
+	if cfg.Logger != nil {
+		st.log = cfg.Logger
+	}
+	if cfg.Remotes != nil {
+		st.remotes = cfg.Remotes(st.log)
+	}
+	return st, st.close
+}
+
 // CheckAgent reports what in a definition this runtime cannot run: a
 // local agent's unknown model. The error names the file and field.
 func CheckAgent(def agents.Definition) error {
@@ -153,11 +186,11 @@ func CheckAgent(def agents.Definition) error {
 	return nil
 }
 
-// subagentSampling is the plugin that gives a local agent's model calls
+// SubagentSampling is the plugin that gives a local agent's model calls
 // its definition's sampling: its temperature (default 1) and topP 0.95,
 // as gemini-cli's markdown agents have. It runs after the processor
 // chain, whose routing sets the model's own generation config.
-func subagentSampling(def agents.Definition) (*plugin.Plugin, error) {
+func SubagentSampling(def agents.Definition) (*plugin.Plugin, error) {
 	temperature := float32(1)
 	if def.Temperature != nil {
 		temperature = float32(*def.Temperature)
@@ -629,9 +662,9 @@ func (c *completeTask) fail(msg string) {
 	}
 }
 
-// subagentRules are gemini-cli's rules appended to a subagent's system
+// SubagentRules are gemini-cli's rules appended to a subagent's system
 // prompt.
-const subagentRules = `
+const SubagentRules = `
 
 # Rules
 - You are a subagent working on a task handed to you by another agent; nobody can answer questions while you work.

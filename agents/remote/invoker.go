@@ -45,7 +45,7 @@ func NewInvoker(log *slog.Logger) *Invoker {
 	return &Invoker{log: log}
 }
 
-// Invokers is NewInvoker as runtime.Options.RemoteAgents takes it: each
+// Invokers is NewInvoker as compose.Options.RemoteAgents takes it: each
 // session built from settings gets its own Invoker.
 func Invokers(log *slog.Logger) runtime.RemoteInvoker { return NewInvoker(log) }
 

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/runtime"
@@ -728,7 +729,7 @@ func TestRemoteSubagentInParentSession(t *testing.T) {
 	settings.Session.Store = config.SessionStoreMemory
 	settings.Model.Name = "gemini-2.5-flash"
 	resolver := llm.NewResolver(llm.ResolverConfig{Gemini: llm.GeminiConfig{APIKey: fakegemini.DefaultAPIKey, BaseURL: model.URL}})
-	sess, err := runtime.FromSettings(t.Context(), &settings, runtime.Options{
+	sess, err := compose.FromSettings(t.Context(), &settings, compose.Options{
 		Resolver: resolver, Approver: approver, Agents: []agents.Definition{remoteDef(s)},
 		RemoteAgents: Invokers, Logger: slog.New(slog.DiscardHandler),
 	})

@@ -24,6 +24,7 @@ import (
 
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/agents/remote"
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
@@ -821,8 +822,8 @@ func (b *batch) space(ctx context.Context, key string) *batchSpace {
 		for _, err := range errs {
 			b.log.Warn("subagent definition left out", "err", err)
 		}
-		sp.resolver = runtime.NewResolver(s, nil, nil)
-		sp.tel, sp.closeTel, sp.err = runtime.OpenTelemetry(ctx, s, b.log)
+		sp.resolver = compose.NewResolver(s, nil, nil)
+		sp.tel, sp.closeTel, sp.err = compose.OpenTelemetry(ctx, s, b.log)
 	})
 	return sp
 }
@@ -852,7 +853,7 @@ func (r *promptResolver) Resolve(ctx context.Context, name string) (llm.Target, 
 	}
 	r.mu.Lock()
 	if r.own == nil {
-		r.own = runtime.NewResolver(r.settings, nil, nil)
+		r.own = compose.NewResolver(r.settings, nil, nil)
 	}
 	own := r.own
 	r.mu.Unlock()
@@ -895,7 +896,7 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 	// No session service: each prompt gets an in-memory one, dropped with
 	// the session, so prompts never queue on the SQLite store's single
 	// writer and the batch's memory does not grow with its length.
-	sess, err := runtime.FromSettings(ctx, &s, runtime.Options{
+	sess, err := compose.FromSettings(ctx, &s, compose.Options{
 		Availability: b.avail, Resolver: newPromptResolver(sp.resolver, sp.settings), Telemetry: sp.tel, Logger: b.log.With("id", req.ID),
 		Agents: sp.agents, RemoteAgents: remote.Invokers,
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/transcript"
@@ -81,7 +82,7 @@ func indexedSessions(ctx context.Context, store runtime.SessionStore, workspace 
 // listSessions prints the workspace's sessions numbered for --resume, in
 // gemini-cli's --list-sessions format.
 func listSessions(ctx context.Context, s *config.Settings, w io.Writer, now time.Time) error {
-	store, closeStore, err := runtime.OpenStore(ctx, s, nil)
+	store, closeStore, err := compose.OpenStore(ctx, s, nil)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentry-dev/agentry/agents/remote"
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -168,7 +169,7 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		record = llm.NewRecordSink(file)
 	}
 
-	store, closeStore, err := runtime.OpenStore(ctx, settings, nil)
+	store, closeStore, err := compose.OpenStore(ctx, settings, nil)
 	if err != nil {
 		return p.fail(err)
 	}
@@ -182,7 +183,7 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		}
 	}
 
-	sess, err := runtime.FromSettings(ctx, settings, runtime.Options{SessionID: f.sessionID, Record: record, SessionService: store, RemoteAgents: remote.Invokers})
+	sess, err := compose.FromSettings(ctx, settings, compose.Options{SessionID: f.sessionID, Record: record, SessionService: store, RemoteAgents: remote.Invokers})
 	if err != nil {
 		return p.fail(err)
 	}

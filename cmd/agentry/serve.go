@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentry-dev/agentry/agents/remote"
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/safefs"
 	"github.com/agentry-dev/agentry/internal/version"
@@ -273,7 +274,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 	default:
 		return nil, nil, &inputError{fmt.Sprintf("a2a.plainApprovals is %q: use ask (the default: a client without the development-tool extension is asked yes, always or no) or policy (the approval policy decides, as in a batch run)", settings.A2A.PlainApprovals)}
 	}
-	store, closeStore, err := runtime.OpenStore(ctx, settings, log)
+	store, closeStore, err := compose.OpenStore(ctx, settings, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -282,7 +283,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		_ = closeStore()
 		return nil, nil, err
 	}
-	resolver := runtime.NewResolver(settings, nil, nil)
+	resolver := compose.NewResolver(settings, nil, nil)
 	avail := routing.NewAvailability()
 	agentDefs, _ := runtime.LoadAgents(settings)
 	ws := &workspaceSettings{base: settings, flags: flags, cache: map[string]*config.Settings{settings.Workspace: settings}}
@@ -302,14 +303,14 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			if err != nil {
 				return nil, err
 			}
-			opts := runtime.Options{
+			opts := compose.Options{
 				SessionID: r.ContextID, SessionService: store, Approver: r.Approver,
 				Resolver: resolver, Availability: avail, Logger: log, RemoteAgents: remote.Invokers,
 			}
 			if s == settings {
 				opts.Agents = agentDefs
 			}
-			return runtime.FromSettings(ctx, s, opts)
+			return compose.FromSettings(ctx, s, opts)
 		},
 		Workspace:        settings.Workspace,
 		AllowedRoots:     roots,
@@ -373,7 +374,7 @@ func (m memory) Show(_ context.Context, workspace string) (string, []string, err
 	if err != nil {
 		return "", nil, err
 	}
-	mem, err := processors.LoadMemory(runtime.MemoryConfig(s, []string{s.Workspace}, nil))
+	mem, err := processors.LoadMemory(compose.MemoryConfig(s, []string{s.Workspace}, nil))
 	if err != nil {
 		return "", nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/transcript"
@@ -38,7 +39,7 @@ func newSessionsCommand(io stdio, exit *int) *cobra.Command {
 		if err == nil {
 			var store sessionStore
 			var closeStore func() error
-			if store, closeStore, err = runtime.OpenStore(ctx, s, nil); err == nil {
+			if store, closeStore, err = compose.OpenStore(ctx, s, nil); err == nil {
 				defer closeStore()
 				err = fn(ctx, s, store)
 			}

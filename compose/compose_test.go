@@ -1,4 +1,4 @@
-package runtime
+package compose
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/adk/v2/session"
-	"google.golang.org/genai"
-
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/transcript"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/adk/v2/session"
+	"google.golang.org/genai"
 )
 
 // settingsFor returns default settings for a fresh workspace and home.
@@ -53,7 +53,7 @@ func TestMaskingPersistsToTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := run(t, sess, "read the three files")
-	if r := last(evs).AgentEnd.Reason; r != EndCompleted {
+	if r := last(evs).AgentEnd.Reason; r != runtime.EndCompleted {
 		t.Fatalf("reason %s, events %v", r, types(evs))
 	}
 	sess.Close()
@@ -91,7 +91,7 @@ func TestMaskingPersistsToTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reopened.Close()
-	got, err := reopened.Get(context.Background(), &session.GetRequest{AppName: appName, UserID: userID, SessionID: "masked-1"})
+	got, err := reopened.Get(context.Background(), &session.GetRequest{AppName: "agentry", UserID: "user", SessionID: "masked-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestMaskingPersistsToTheStore(t *testing.T) {
 	// The transcript, found through the session's state, records the
 	// prompt, a gemini message per response with its calls, and the masked
 	// results.
-	path, _ := got.Session.State().Get(StateTranscript)
+	path, _ := got.Session.State().Get(runtime.StateTranscript)
 	rec, err := transcript.Load(path.(string))
 	if err != nil {
 		t.Fatal(err)
