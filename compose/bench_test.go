@@ -45,11 +45,11 @@ func BenchmarkResume1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
-		if err != nil {
+		// Stored directly: a session built and closed with nothing in it
+		// would be dropped as unused.
+		if _, _, err := runtime.EnsureSession(ctx, store, "resume-1000", s.Workspace, "", runtime.TranscriptPath(s.TempDir(), time.Now(), "resume-1000")); err != nil {
 			b.Fatal(err)
 		}
-		sess.Close()
 		live, err := runtime.GetSession(ctx, store, "resume-1000")
 		if err != nil {
 			b.Fatal(err)
@@ -77,7 +77,7 @@ func BenchmarkResume1000(b *testing.B) {
 		}
 		// One turn masks the old outputs and stores the masked view, as
 		// the session's last turn did before it was left.
-		sess, err = FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
+		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
