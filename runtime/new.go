@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/agent/llmagent"
-	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/runner"
 	"google.golang.org/adk/v2/session"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/plugins/compress"
+	"github.com/agentry-dev/agentry/plugins/guard"
 	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/plugins/loopguard"
 	"github.com/agentry-dev/agentry/processors"
@@ -170,9 +170,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		hb = hookbridge.New(cfg.Hooks, cfg.Telemetry)
 	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
-	unknown := unknownTools{names: make([]string, 0, len(cfg.Tools))}
+	toolNames := make([]string, 0, len(cfg.Tools))
 	for _, t := range cfg.Tools {
-		unknown.names = append(unknown.names, t.Name())
+		toolNames = append(toolNames, t.Name())
 		if _, dup := sc.tools[t.Name()]; dup {
 			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
 		}
@@ -234,11 +234,11 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		own[p.Name()] = p
 	}
-	guard, err := plugin.New(plugin.Config{Name: guardName, BeforeModelCallback: guardModelCall, OnToolErrorCallback: unknown.onToolError})
+	sg, err := guard.New(guard.Config{Tools: toolNames, Unregistered: unregisteredCall})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}
-	own[guard.Name()] = guard
+	own[sg.Name()] = sg
 	if cfg.LoopDetection != nil {
 		p, err := loopguard.New(*cfg.LoopDetection, dispatch.Call, activeModel, log)
 		if err != nil {
@@ -279,16 +279,13 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}, nil
 }
 
-// guardName is the name of the session guard's plugin.
-const guardName = "agentry-session-guard"
-
 // PluginOrder is the one order of a session's own plugins, by name: chat
 // compression (it rewrites the history the chain then sees), the request
 // processor chain (the first point where the request is whole), the
 // session guard, loop detection, then command hooks (which see the
 // processed request). A driver's plugins (Config.Plugins) come after them.
 func PluginOrder() []string {
-	return []string{compress.Name, processors.PluginName, guardName, loopguard.Name, hookbridge.Name}
+	return []string{compress.Name, processors.PluginName, guard.Name, loopguard.Name, hookbridge.Name}
 }
 
 // orderPlugins returns the session's own plugins in PluginOrder, leaving
@@ -303,19 +300,12 @@ func orderPlugins(own map[string]*plugin.Plugin, extra []*plugin.Plugin) []*plug
 	return append(out, extra...)
 }
 
-// guardModelCall counts the stream's model calls and stops the stream at its
-// limit, as gemini-cli's maxSessionTurns does.
-func guardModelCall(ctx agent.Context, _ *model.LLMRequest) (*model.LLMResponse, error) {
-	ss := streamStateFrom(ctx)
-	if ss == nil {
-		return nil, nil
+// unregisteredCall records that call id of the stream in ctx named a tool
+// the session lacks, for its tool_response's error type.
+func unregisteredCall(ctx context.Context, id string) {
+	if ss := streamStateFrom(ctx); ss != nil {
+		ss.setCall(id, &callInfo{errType: tools.ErrToolNotRegistered})
 	}
-	n := ss.turns.Add(1)
-	if ss.maxTurns > 0 && n > int64(ss.maxTurns) {
-		ss.cancel(ErrMaxTurns)
-		return nil, ErrMaxTurns
-	}
-	return nil, nil
 }
 
 func or(s, def string) string {

@@ -12,6 +12,7 @@ import (
 	"iter"
 
 	"github.com/agentry-dev/agentry/loopdetect"
+	"github.com/agentry-dev/agentry/plugins/guard"
 )
 
 // AgentProtocol is a conversation with an agent, as gemini-cli's agent
@@ -90,7 +91,7 @@ var (
 	// ErrAborted is the cause of a stream stopped by Abort.
 	ErrAborted = errors.New("aborted")
 	// ErrMaxTurns is the cause of a stream stopped at its model-call limit.
-	ErrMaxTurns = errors.New("maximum session turns exceeded")
+	ErrMaxTurns = guard.ErrMaxTurns
 	// ErrLoopDetected is the cause of a stream stopped by a second loop
 	// detection in one prompt. The session stays usable.
 	ErrLoopDetected = loopdetect.ErrLoopDetected

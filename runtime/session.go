@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/plugins/compress"
+	"github.com/agentry-dev/agentry/plugins/guard"
 	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/telemetry"
@@ -193,6 +194,7 @@ func (s *Session) run(st *stream) {
 	if st.maxTurns > 0 {
 		ss.maxTurns = st.maxTurns
 	}
+	guard.Limit(ss, ss.maxTurns)
 	ctx := withStreamState(st.ctx, ss)
 	if s.tel != nil {
 		var span *telemetry.Run
@@ -336,7 +338,7 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndCompleted}})
 	case errors.Is(cause, ErrMaxTurns):
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndMaxTurns, Data: map[string]any{
-			"code": "MAX_TURNS_EXCEEDED", "maxTurns": ss.maxTurns, "turnCount": ss.turnCount() - 1,
+			"code": "MAX_TURNS_EXCEEDED", "maxTurns": ss.maxTurns, "turnCount": guard.Turns(ss) - 1,
 		}}})
 	case cause != nil && !isFailureCause(cause):
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndAborted}})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"google.golang.org/genai"
 
@@ -39,8 +38,7 @@ type streamState struct {
 	stream   *stream
 	initial  bool   // the session's first stream
 	model    string // the resolved model the stream started with
-	maxTurns int
-	turns    atomic.Int64
+	maxTurns int    // the stream's model-call limit; 0 or less: none
 
 	mu    sync.Mutex
 	calls map[string]*callInfo // by function call id
@@ -144,8 +142,6 @@ type restartCause struct {
 func (r *restartCause) Error() string { return r.cause.Error() }
 
 func (r *restartCause) Unwrap() error { return r.cause }
-
-func (ss *streamState) turnCount() int { return int(ss.turns.Load()) }
 
 // cancel stops the stream's invocation with cause.
 func (ss *streamState) cancel(cause error) { ss.stream.cancel(cause) }
