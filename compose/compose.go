@@ -128,7 +128,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	policy, err := runtime.NewPolicy(s.General.DefaultApprovalMode, s.Tools.Allowed)
+	policy, err := runtime.NewPolicy(runtime.ApprovalMode(s.General.DefaultApprovalMode), s.Tools.Allowed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
