@@ -18,6 +18,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/compose/routes"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/internal/envredact"
@@ -136,7 +137,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	routes, err := runtime.NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
+	routes, err := NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -500,6 +501,18 @@ func logger(opts Options) *slog.Logger {
 		return opts.Logger
 	}
 	return slog.Default()
+}
+
+// NewRouting returns the model routing service of one session built from
+// the settings (see routes.New); avail may be shared with other sessions,
+// nil gives the session its own. Settings that cannot be used are a setup
+// error (runtime.ErrSetup) naming the setting.
+func NewRouting(s *config.Settings, avail *routing.Availability, handler routing.FallbackHandler, log *slog.Logger) (*routing.Service, error) {
+	svc, err := routes.New(s, avail, handler, log)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
+	}
+	return svc, nil
 }
 
 // MemoryConfig is where the settings s find context files: the agentry
