@@ -711,9 +711,27 @@ func (c *childSpec) tools(all []tools.Tool) (out []tools.Tool, missing []string)
 	return append(out, c.extra...), missing
 }
 
+// LoadAgents returns the subagent definitions a session built from s can
+// run — the user's, and a trusted workspace's (see agents.Load) — and
+// every problem found: files that do not load, shadowed names, an
+// untrusted workspace's definitions, and definitions runtime.CheckAgent rejects
+// (left out).
+func LoadAgents(s *config.Settings) ([]agents.Definition, []error) {
+	defs, errs := agents.Load(agents.LoadConfig{Workspace: s.Workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
+	usable := make([]agents.Definition, 0, len(defs))
+	for _, d := range defs {
+		if err := runtime.CheckAgent(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		usable = append(usable, d)
+	}
+	return usable, errs
+}
+
 // subagentsFor returns the invoke_agent tool of a session, or nil when no
 // subagent is defined. Definitions come from opts.Agents or, when nil,
-// from runtime.LoadAgents, whose problems are logged.
+// from LoadAgents, whose problems are logged.
 func subagentsFor(s *config.Settings, opts Options, newChild runtime.SubagentFactory) (tools.Tool, func() error) {
 	log := opts.Logger
 	if log == nil {
@@ -722,7 +740,7 @@ func subagentsFor(s *config.Settings, opts Options, newChild runtime.SubagentFac
 	defs := opts.Agents
 	if defs == nil {
 		var errs []error
-		defs, errs = runtime.LoadAgents(s)
+		defs, errs = LoadAgents(s)
 		for _, err := range errs {
 			log.Warn("subagent definition left out", "err", err)
 		}
