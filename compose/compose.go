@@ -18,6 +18,7 @@ import (
 	"google.golang.org/adk/v2/session"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/compose/routes"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/internal/envredact"
@@ -128,7 +129,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	policy, err := runtime.NewPolicy(s.General.DefaultApprovalMode, s.Tools.Allowed)
+	policy, err := runtime.NewPolicy(runtime.ApprovalMode(s.General.DefaultApprovalMode), s.Tools.Allowed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
@@ -136,7 +137,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	routes, err := runtime.NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
+	routes, err := NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -502,6 +503,18 @@ func logger(opts Options) *slog.Logger {
 	return slog.Default()
 }
 
+// NewRouting returns the model routing service of one session built from
+// the settings (see routes.New); avail may be shared with other sessions,
+// nil gives the session its own. Settings that cannot be used are a setup
+// error (runtime.ErrSetup) naming the setting.
+func NewRouting(s *config.Settings, avail *routing.Availability, handler routing.FallbackHandler, log *slog.Logger) (*routing.Service, error) {
+	svc, err := routes.New(s, avail, handler, log)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
+	}
+	return svc, nil
+}
+
 // MemoryConfig is where the settings s find context files: the agentry
 // home and gemini-cli's ~/.gemini, then roots (the workspace's
 // directories), under the settings' context file names and the
@@ -698,9 +711,27 @@ func (c *childSpec) tools(all []tools.Tool) (out []tools.Tool, missing []string)
 	return append(out, c.extra...), missing
 }
 
+// LoadAgents returns the subagent definitions a session built from s can
+// run — the user's, and a trusted workspace's (see agents.Load) — and
+// every problem found: files that do not load, shadowed names, an
+// untrusted workspace's definitions, and definitions runtime.CheckAgent rejects
+// (left out).
+func LoadAgents(s *config.Settings) ([]agents.Definition, []error) {
+	defs, errs := agents.Load(agents.LoadConfig{Workspace: s.Workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
+	usable := make([]agents.Definition, 0, len(defs))
+	for _, d := range defs {
+		if err := runtime.CheckAgent(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		usable = append(usable, d)
+	}
+	return usable, errs
+}
+
 // subagentsFor returns the invoke_agent tool of a session, or nil when no
 // subagent is defined. Definitions come from opts.Agents or, when nil,
-// from runtime.LoadAgents, whose problems are logged.
+// from LoadAgents, whose problems are logged.
 func subagentsFor(s *config.Settings, opts Options, newChild runtime.SubagentFactory) (tools.Tool, func() error) {
 	log := opts.Logger
 	if log == nil {
@@ -709,7 +740,7 @@ func subagentsFor(s *config.Settings, opts Options, newChild runtime.SubagentFac
 	defs := opts.Agents
 	if defs == nil {
 		var errs []error
-		defs, errs = runtime.LoadAgents(s)
+		defs, errs = LoadAgents(s)
 		for _, err := range errs {
 			log.Warn("subagent definition left out", "err", err)
 		}

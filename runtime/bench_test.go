@@ -13,6 +13,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	settingsroutes "github.com/agentry-dev/agentry/compose/routes"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
@@ -150,7 +151,7 @@ func benchModelCall(b *testing.B, n int, routed bool) {
 		settings := config.Defaults()
 		settings.Model.Name = "gemini-2.5-flash"
 		var err error
-		if routes, err = NewRouting(&settings, nil, nil, slog.New(slog.DiscardHandler)); err != nil {
+		if routes, err = settingsroutes.New(&settings, nil, nil, slog.New(slog.DiscardHandler)); err != nil {
 			b.Fatal(err)
 		}
 		chain = processors.NewChain(content, routing.NewProcessor(routes))

@@ -11,9 +11,41 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
-	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/tools"
 )
+
+// ApprovalMode is how much the approval policy lets run without a human,
+// with gemini-cli's CLI spelling (settings general.defaultApprovalMode,
+// --approval-mode).
+type ApprovalMode string
+
+// Approval modes, in order of permissiveness.
+const (
+	// ApprovalPlan runs only read-only tools and denies the rest.
+	ApprovalPlan ApprovalMode = "plan"
+	// ApprovalDefault runs read-only tools and asks for the rest.
+	ApprovalDefault ApprovalMode = "default"
+	// ApprovalAutoEdit also runs file edits.
+	ApprovalAutoEdit ApprovalMode = "auto_edit"
+	// ApprovalYolo runs everything.
+	ApprovalYolo ApprovalMode = "yolo"
+)
+
+// Rank orders the approval modes by permissiveness: plan 0, default 1,
+// auto_edit 2, yolo 3. It returns -1 for an unknown mode.
+func (m ApprovalMode) Rank() int {
+	switch m {
+	case ApprovalPlan:
+		return 0
+	case ApprovalDefault:
+		return 1
+	case ApprovalAutoEdit:
+		return 2
+	case ApprovalYolo:
+		return 3
+	}
+	return -1
+}
 
 // Decision is what the approval policy decides for one tool call.
 type Decision int
@@ -112,7 +144,7 @@ type ExecutionObserver interface {
 // command only when every command in it starts with that prefix and it has
 // no redirection. It is safe for concurrent use.
 type Policy struct {
-	mode string
+	mode ApprovalMode
 
 	mu    sync.RWMutex
 	rules []allowRule
@@ -124,8 +156,8 @@ type allowRule struct {
 }
 
 // NewPolicy returns the policy for an approval mode and allow rules.
-func NewPolicy(mode string, allowed []string) (*Policy, error) {
-	if config.ApprovalRank(mode) < 0 {
+func NewPolicy(mode ApprovalMode, allowed []string) (*Policy, error) {
+	if mode.Rank() < 0 {
 		return nil, fmt.Errorf("unknown approval mode %q (want plan, default, auto_edit or yolo)", mode)
 	}
 	p := &Policy{mode: mode}
@@ -140,7 +172,7 @@ func NewPolicy(mode string, allowed []string) (*Policy, error) {
 }
 
 // Mode returns the approval mode.
-func (p *Policy) Mode() string { return p.mode }
+func (p *Policy) Mode() ApprovalMode { return p.mode }
 
 const shellTool = "run_shell_command"
 
@@ -190,13 +222,13 @@ func (p *Policy) AllowAlways(tool string, args map[string]any) {
 // Decide returns the decision for calling t with args, and for Deny the
 // message the model receives.
 func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
-	if p.mode != config.ApprovalYolo {
+	if p.mode != ApprovalYolo {
 		// Writing a file that configures commands run without a further
 		// approval (.git/config, hooks, settings, .env) would turn an
 		// edit into a command: only a human or yolo allows it, whatever
 		// the mode and the allow rules (an "always" answer included).
 		if _, _, ok := protectedTarget(t, args); ok {
-			if p.mode == config.ApprovalPlan {
+			if p.mode == ApprovalPlan {
 				return Deny, planDenied
 			}
 			return Ask, ""
@@ -208,7 +240,7 @@ func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 	if m, ok := t.(mcpTool); ok {
 		// A server the user marked trust: true runs without asking, as in
 		// gemini-cli; plan mode still allows nothing but reading.
-		if _, _, trust := m.MCP(); trust && p.mode != config.ApprovalPlan {
+		if _, _, trust := m.MCP(); trust && p.mode != ApprovalPlan {
 			return Allow, ""
 		}
 	}
@@ -222,17 +254,17 @@ func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 		// machine: gemini-cli asks first unless in yolo mode or a user
 		// rule allows invoke_agent.
 		name, _ := args["agent_name"].(string)
-		if r, ok := t.(interface{ remote(string) bool }); ok && r.remote(name) && p.mode != config.ApprovalYolo {
+		if r, ok := t.(interface{ remote(string) bool }); ok && r.remote(name) && p.mode != ApprovalYolo {
 			return Ask, ""
 		}
 		return Allow, ""
 	case kind.ReadOnly():
 		return Allow, ""
-	case p.mode == config.ApprovalPlan:
+	case p.mode == ApprovalPlan:
 		return Deny, planDenied
-	case p.mode == config.ApprovalYolo:
+	case p.mode == ApprovalYolo:
 		return Allow, ""
-	case p.mode == config.ApprovalAutoEdit && kind == tools.KindEdit:
+	case p.mode == ApprovalAutoEdit && kind == tools.KindEdit:
 		// Only an edit that names the files it writes can be checked
 		// against the protected paths; any other asks.
 		if _, ok := t.(tools.FileWriter); ok {

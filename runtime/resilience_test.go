@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	settingsroutes "github.com/agentry-dev/agentry/compose/routes"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/processors"
@@ -51,7 +52,7 @@ func (r resilient) start(t *testing.T, srv *fakegemini.Server) (*Session, *timer
 		s = config.Defaults()
 		s.Model.Name = r.settings.Model.Name
 	}
-	routes, err := NewRouting(&s, r.avail, r.handler, nil)
+	routes, err := settingsroutes.New(&s, r.avail, r.handler, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +470,7 @@ func TestAbortDuringRetrySleep(t *testing.T) {
 	srv := fakegemini.New(t, fakegemini.AllowUnused())
 	srv.Enqueue(fakegemini.Unavailable(), fakegemini.Text("never"))
 	settings := settingsWith("gemini-2.5-flash", nil)
-	routes, err := NewRouting(&settings, nil, nil, nil)
+	routes, err := settingsroutes.New(&settings, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +556,7 @@ func TestOpenAIRetryAfter(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	settings := settingsWith("openai:local-model", nil)
-	routes, err := NewRouting(&settings, nil, nil, nil)
+	routes, err := settingsroutes.New(&settings, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -595,7 +596,7 @@ func TestMixedChainFallsBackToOpenAI(t *testing.T) {
 			{Model: "openai:qwen3", LastResort: true, Actions: map[string]string{"terminal": "silent"}},
 		}}
 	})
-	routes, err := NewRouting(&settings, nil, nil, nil)
+	routes, err := settingsroutes.New(&settings, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,40 +646,5 @@ func TestSessionsShareAvailability(t *testing.T) {
 	want := []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash"}
 	if diff := cmp.Diff(want, models(srv.Requests())); diff != "" {
 		t.Errorf("models (-want +got):\n%s", diff)
-	}
-}
-
-// TestRoutingSettingsErrors: a bad chain or model config is a setup error
-// (exit 52) that names the setting and the problem.
-func TestRoutingSettingsErrors(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*config.Settings)
-		want   string
-	}{
-		{"no last resort", func(s *config.Settings) {
-			s.Model.FallbackChains = [][]config.ModelPolicySettings{{{Model: "gemini-2.5-pro"}, {Model: "gemini-2.5-flash"}}}
-		}, "lastResort"},
-		{"unknown action", func(s *config.Settings) {
-			s.Model.FallbackChains = [][]config.ModelPolicySettings{{{Model: "gemini-2.5-pro", LastResort: true, Actions: map[string]string{"terminal": "loud"}}}}
-		}, "loud"},
-		{"unknown model", func(s *config.Settings) {
-			s.Model.FallbackChains = [][]config.ModelPolicySettings{{{Model: "gpt-4o", LastResort: true}}}
-		}, "model.fallbackChains[0][0]"},
-		{"bad thinking level", func(s *config.Settings) {
-			s.Model.Configs = map[string]config.ModelConfigSettings{"gemini-2.5-pro": {ThinkingLevel: "max"}}
-		}, "model.configs"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := settingsWith("gemini-2.5-pro", tt.mutate)
-			_, err := NewRouting(&s, nil, nil, nil)
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if _, _, code := ErrorStatus(err); code != ExitConfig || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error %q (exit %d) does not say %q", err, code, tt.want)
-			}
-		})
 	}
 }

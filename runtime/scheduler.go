@@ -12,7 +12,6 @@ import (
 	"google.golang.org/adk/v2/tool/toolutils"
 	"google.golang.org/genai"
 
-	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/telemetry"
@@ -94,7 +93,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 	// checked again just before it runs, since a symlink swapped on the
 	// way (while a human reads the prompt, say) could redirect an approved
 	// write into .git.
-	guarded := st.policy.Mode() != config.ApprovalYolo
+	guarded := st.policy.Mode() != ApprovalYolo
 	var decidedFor string
 	if guarded {
 		decidedFor, _, _ = protectedTarget(st.t, args)

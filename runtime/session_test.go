@@ -479,7 +479,7 @@ func TestFatalToolErrorEndsTheRun(t *testing.T) {
 
 func mustPolicy(t testing.TB, mode string, allowed ...string) *Policy {
 	t.Helper()
-	p, err := NewPolicy(mode, allowed)
+	p, err := NewPolicy(ApprovalMode(mode), allowed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
-	"github.com/agentry-dev/agentry/sessions"
+	"github.com/agentry-dev/agentry/sessions/listing"
 )
 
 // RewritableStore is a session service whose stored sessions can be
@@ -110,12 +110,15 @@ func ListSessions(ctx context.Context, svc SessionStore, workspace string) ([]St
 	return out, nil
 }
 
+// summarizer is a session service that reads its sessions' summaries
+// without loading their events, as agentry's session store does.
+type summarizer interface {
+	Summaries(ctx context.Context, appName, userID string) ([]listing.Summary, error)
+}
+
 // summaries reads the sessions' summaries: in one pass over the database
 // for agentry's store, session by session for another.
-func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, error) {
-	type summarizer interface {
-		Summaries(ctx context.Context, appName, userID string) ([]sessions.Summary, error)
-	}
+func summaries(ctx context.Context, svc session.Service) ([]listing.Summary, error) {
 	if st, ok := svc.(summarizer); ok {
 		return st.Summaries(ctx, appName, userID)
 	}
@@ -123,7 +126,7 @@ func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, er
 	if err != nil {
 		return nil, err
 	}
-	var out []sessions.Summary
+	var out []listing.Summary
 	for _, l := range resp.Sessions {
 		got, err := svc.Get(ctx, &session.GetRequest{AppName: appName, UserID: userID, SessionID: l.ID()})
 		if err != nil {
@@ -135,9 +138,9 @@ func summaries(ctx context.Context, svc session.Service) ([]sessions.Summary, er
 }
 
 // summaryOf reads a session's summary from the session itself, as
-// sessions.Store.Summaries reads it from its database.
-func summaryOf(s session.Session) sessions.Summary {
-	sum := sessions.Summary{ID: s.ID(), Created: s.LastUpdateTime(), Updated: s.LastUpdateTime(), State: maps.Collect(s.State().All())}
+// agentry's session store reads it from its database.
+func summaryOf(s session.Session) listing.Summary {
+	sum := listing.Summary{ID: s.ID(), Created: s.LastUpdateTime(), Updated: s.LastUpdateTime(), State: maps.Collect(s.State().All())}
 	for ev := range s.Events().All() {
 		if sum.Prompts+sum.Replies == 0 && !ev.Timestamp.IsZero() {
 			sum.Created = ev.Timestamp
@@ -152,7 +155,7 @@ func summaryOf(s session.Session) sessions.Summary {
 }
 
 // storedSession is a summary as listings show it.
-func storedSession(s sessions.Summary) StoredSession {
+func storedSession(s listing.Summary) StoredSession {
 	w, _ := s.State[StateWorkspace].(string)
 	tr, _ := s.State[StateTranscript].(string)
 	started := s.LastPromptAt

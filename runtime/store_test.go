@@ -109,3 +109,6 @@ func TestListSessions(t *testing.T) {
 // The agentry store is the store that masking, compression and rewind
 // rewrite.
 var _ RewritableStore = (*sessions.Store)(nil)
+
+// agentry's store lists its sessions in one pass over its database.
+var _ summarizer = (*sessions.Store)(nil)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,7 +17,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/agents"
-	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -206,24 +204,6 @@ func SubagentSampling(def agents.Definition) (*plugin.Plugin, error) {
 			return nil, nil
 		},
 	})
-}
-
-// LoadAgents returns the subagent definitions a session built from s can
-// run — the user's, and a trusted workspace's (see agents.Load) — and
-// every problem found: files that do not load, shadowed names, an
-// untrusted workspace's definitions, and definitions CheckAgent rejects
-// (left out).
-func LoadAgents(s *config.Settings) ([]agents.Definition, []error) {
-	defs, errs := agents.Load(agents.LoadConfig{Workspace: s.Workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
-	usable := make([]agents.Definition, 0, len(defs))
-	for _, d := range defs {
-		if err := CheckAgent(d); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		usable = append(usable, d)
-	}
-	return usable, errs
 }
 
 // InvokeAgentToolName is the subagent tool's name, gemini-cli's.

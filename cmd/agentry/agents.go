@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -68,7 +69,7 @@ workspace holds and names defined twice are warnings.`,
 				*exit, _ = exitFor(err)
 				return nil
 			}
-			defs, errs := runtime.LoadAgents(s)
+			defs, errs := compose.LoadAgents(s)
 			out := agentsListing{Agents: []agentListing{}, Errors: []string{}, Warnings: []string{}}
 			for _, d := range defs {
 				maxTurns, timeout := d.MaxTurns, d.TimeoutMins

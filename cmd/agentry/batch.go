@@ -818,7 +818,7 @@ func (b *batch) space(ctx context.Context, key string) *batchSpace {
 		}
 		sp.settings = s
 		var errs []error
-		sp.agents, errs = runtime.LoadAgents(s)
+		sp.agents, errs = compose.LoadAgents(s)
 		for _, err := range errs {
 			b.log.Warn("subagent definition left out", "err", err)
 		}

@@ -285,7 +285,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 	}
 	resolver := compose.NewResolver(settings, nil, nil)
 	avail := routing.NewAvailability()
-	agentDefs, _ := runtime.LoadAgents(settings)
+	agentDefs, _ := compose.LoadAgents(settings)
 	ws := &workspaceSettings{base: settings, flags: flags, cache: map[string]*config.Settings{settings.Workspace: settings}}
 	if len(roots) == 0 {
 		roots = settings.Security.A2A.AllowedRoots

@@ -1,4 +1,8 @@
-package runtime
+// Package routes builds a session's model routing service from settings:
+// the fallback policy chains, the per-model configs, the router's settings
+// and the attempt budget. The composition root calls it; it knows nothing
+// of the session.
+package routes
 
 import (
 	"fmt"
@@ -9,11 +13,12 @@ import (
 	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
-// NewRouting returns the model routing service of one session built from
-// the settings: the policy chains (the user's before the built-in ones),
-// the per-model configs, the router's settings and the attempt budget.
-// avail may be shared with other sessions; nil gives the session its own.
-func NewRouting(s *config.Settings, avail *routing.Availability, handler routing.FallbackHandler, log *slog.Logger) (*routing.Service, error) {
+// New returns the model routing service of one session built from the
+// settings: the policy chains (the user's before the built-in ones), the
+// per-model configs, the router's settings and the attempt budget. avail
+// may be shared with other sessions; nil gives the session its own. An
+// error names the setting at fault.
+func New(s *config.Settings, avail *routing.Availability, handler routing.FallbackHandler, log *slog.Logger) (*routing.Service, error) {
 	chains := make([]routing.Chain, len(s.Model.FallbackChains))
 	for i, entries := range s.Model.FallbackChains {
 		chain := make(routing.Chain, len(entries))
@@ -32,7 +37,7 @@ func NewRouting(s *config.Settings, avail *routing.Availability, handler routing
 				}
 			}
 			if _, err := llm.ParseModel(e.Model); err != nil {
-				return nil, fmt.Errorf("%w: settings model.fallbackChains[%d][%d]: %w", ErrSetup, i, j, err)
+				return nil, fmt.Errorf("settings model.fallbackChains[%d][%d]: %w", i, j, err)
 			}
 			chain[j] = p
 		}
@@ -43,7 +48,7 @@ func NewRouting(s *config.Settings, avail *routing.Availability, handler routing
 		Chains: chains,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: settings model.fallbackChains: %w", ErrSetup, err)
+		return nil, fmt.Errorf("settings model.fallbackChains: %w", err)
 	}
 	user := make(map[string]routing.ModelConfig, len(s.Model.Configs))
 	for name, c := range s.Model.Configs {
@@ -51,7 +56,7 @@ func NewRouting(s *config.Settings, avail *routing.Availability, handler routing
 	}
 	configs, err := routing.NewModelConfigs(user)
 	if err != nil {
-		return nil, fmt.Errorf("%w: settings model.configs: %w", ErrSetup, err)
+		return nil, fmt.Errorf("settings model.configs: %w", err)
 	}
 	rs := routing.DefaultRouterSettings()
 	rs.NumericalRouting = s.Model.Routing.NumericalRouting
