@@ -27,7 +27,7 @@ func MaskingProcessor(m *masking.Masker, svc session.Service, rec *Recorder) *ma
 			return err
 		}
 		if rec != nil {
-			rec.masked(masked)
+			rec.Masked(masked)
 		}
 		return nil
 	})

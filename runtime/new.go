@@ -265,12 +265,17 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create runner: %w", err)
 	}
-	rec := cfg.Recorder
-	if rec == nil && cfg.Transcript != nil {
-		if rec, err = OpenRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log); err != nil {
+	var rec transcriptRecorder
+	switch {
+	case cfg.Recorder != nil:
+		rec = cfg.Recorder
+	case cfg.Transcript != nil:
+		opened, err := OpenRecorder(*cfg.Transcript, sc.sessionID, sc.now, sc.newID, activeModel, log)
+		if err != nil {
 			return nil, &StorageError{What: "transcript", Path: cfg.Transcript.Path, Hint: HomeHint, Err: err}
 		}
-		sc.closers = append(sc.closers, rec.close)
+		sc.closers = append(sc.closers, opened.Close)
+		rec = opened
 	}
 	return &Session{
 		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compressor: compressor, chain: cfg.Chain,

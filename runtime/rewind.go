@@ -103,7 +103,7 @@ func (s *Session) Rewind(ctx context.Context, messageID string) (RewindResult, e
 		return res, err
 	}
 	if s.rec != nil {
-		s.rec.rewound()
+		s.rec.Rewound()
 	}
 	if s.compressor != nil {
 		s.compressor.Reset()

@@ -37,7 +37,7 @@ type Session struct {
 	svc        session.Service
 	dispatch   *Dispatcher
 	log        *slog.Logger
-	rec        *Recorder            // nil without a transcript
+	rec        transcriptRecorder   // nil without a transcript
 	compressor *compress.Compressor // nil without compression
 	chain      *processors.Chain    // nil without request processors
 	hooks      *hookbridge.Bridge   // nil without hooks
@@ -186,7 +186,7 @@ func (s *Session) run(st *stream) {
 	}
 	s.emit(st, Event{Type: EventMessage, Meta: st.meta, Message: &Message{Role: RoleUser, Content: userDisplay(st)}})
 	if s.rec != nil {
-		s.rec.user(st.content, st.display)
+		s.rec.User(st.content, st.display)
 	}
 	s.emit(st, Event{Type: EventAgentStart})
 
@@ -260,7 +260,7 @@ func (s *Session) run(st *stream) {
 			}
 			tr.translate(ev)
 			if s.rec != nil {
-				s.rec.event(ev)
+				s.rec.Event(ev)
 			}
 		}
 		// A plugin may stop the invocation for another one (a loop
@@ -324,7 +324,7 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		ev := s.emit(st, Event{Type: EventError, Meta: map[string]any{"code": "HOOK_STOPPED"},
 			Error: &ErrorData{Status: statusCancelled, Message: cause.Error()}})
 		if s.rec != nil {
-			s.rec.note(transcript.TypeWarning, ev.Error.Message)
+			s.rec.Note(transcript.TypeWarning, ev.Error.Message)
 		}
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndCompleted}})
 	case errors.Is(cause, ErrLoopDetected):
@@ -333,7 +333,7 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		ev := s.emit(st, Event{Type: EventError, Meta: map[string]any{"code": "LOOP_DETECTED"},
 			Error: &ErrorData{Status: statusInternal, Message: loopDetectedMessage}})
 		if s.rec != nil {
-			s.rec.note(transcript.TypeWarning, ev.Error.Message)
+			s.rec.Note(transcript.TypeWarning, ev.Error.Message)
 		}
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndCompleted}})
 	case errors.Is(cause, ErrMaxTurns):
@@ -349,7 +349,7 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		}
 		ev := s.emit(st, errorEvent(err))
 		if s.rec != nil {
-			s.rec.note(transcript.TypeError, ev.Error.Message)
+			s.rec.Note(transcript.TypeError, ev.Error.Message)
 		}
 		s.emit(st, Event{Type: EventAgentEnd, AgentEnd: &AgentEnd{Reason: EndFailed}})
 	default:
@@ -426,7 +426,7 @@ func (s *Session) closeDanglingCalls(st *stream, tr *translator, cause, runErr e
 		return
 	}
 	if s.rec != nil {
-		s.rec.event(ev)
+		s.rec.Event(ev)
 	}
 }
 

@@ -1,4 +1,4 @@
-package runtime
+package recorder
 
 import (
 	"log/slog"
@@ -26,28 +26,28 @@ func TestRecorderResumedMasking(t *testing.T) {
 	newID := func() string { n++; return "m" + string(rune('0'+n)) }
 	model1 := func() string { return "gemini-2.5-flash" }
 	quiet := slog.New(slog.DiscardHandler)
-	r, err := OpenRecorder(TranscriptConfig{Path: path, ProjectHash: "h"}, "s1", now, newID, model1, quiet)
+	r, err := Open(Config{Path: path, ProjectHash: "h"}, "s1", Options{Now: now, NewID: newID, Model: model1, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.user(genai.NewContentFromText("hi", genai.RoleUser), "")
-	r.event(&session.Event{ID: "e1", LLMResponse: model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+	r.User(genai.NewContentFromText("hi", genai.RoleUser), "")
+	r.Event(&session.Event{ID: "e1", LLMResponse: model.LLMResponse{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
 		{Text: "**Planning** look first", Thought: true},
 		{FunctionCall: &genai.FunctionCall{ID: "c1", Name: "read_file", Args: map[string]any{"file_path": "a"}}},
 		{FunctionCall: &genai.FunctionCall{ID: "c2", Name: "run_shell_command", Args: map[string]any{"command": "sleep 9"}}},
 	}}}})
-	r.event(&session.Event{ID: "e2", LLMResponse: model.LLMResponse{Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+	r.Event(&session.Event{ID: "e2", LLMResponse: model.LLMResponse{Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
 		{FunctionResponse: &genai.FunctionResponse{ID: "c1", Name: "read_file", Response: map[string]any{"output": "full text"}}},
 		{FunctionResponse: &genai.FunctionResponse{ID: "c2", Name: "run_shell_command", Response: map[string]any{"error": "[Operation Cancelled] Reason: aborted"}}},
 	}}}})
-	r.close()
+	r.Close()
 
-	r, err = OpenRecorder(TranscriptConfig{Path: path}, "s1", now, newID, model1, quiet)
+	r, err = Open(Config{Path: path}, "s1", Options{Now: now, NewID: newID, Model: model1, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.masked([]masking.Masked{{CallID: "c1", Response: map[string]any{"output": "<tool_output_masked>"}}})
-	r.close()
+	r.Masked([]masking.Masked{{CallID: "c1", Response: map[string]any{"output": "<tool_output_masked>"}}})
+	r.Close()
 
 	rec, err := transcript.Load(path)
 	if err != nil {
