@@ -16,6 +16,7 @@ import (
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/subagents"
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 )
@@ -164,7 +165,7 @@ func BenchmarkSubagentStart(b *testing.B) {
 			defer closeStore()
 			backend := firstCall{at: make(chan time.Time, 1), instant: instant{chunks: []*genai.GenerateContentResponse{{
 				Candidates: []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{
-					FunctionCall: &genai.FunctionCall{Name: runtime.CompleteTaskToolName, Args: map[string]any{"result": "done"}},
+					FunctionCall: &genai.FunctionCall{Name: subagents.CompleteTaskToolName, Args: map[string]any{"result": "done"}},
 				}}}, FinishReason: genai.FinishReasonStop}},
 			}}}}
 			def := agents.Definition{Name: "helper", Kind: agents.KindLocal, Description: "Helps.", SystemPrompt: "You help."}
@@ -179,8 +180,8 @@ func BenchmarkSubagentStart(b *testing.B) {
 			for b.Loop() {
 				i++
 				start := time.Now()
-				res, err := parent.RunAgent(ctx, "helper", "go", nil)
-				if err != nil || res.TerminateReason != runtime.TerminateGoal {
+				res, err := subagents.Run(ctx, parent, "helper", "go", nil)
+				if err != nil || res.TerminateReason != subagents.TerminateGoal {
 					b.Fatalf("subagent %d: %v %+v", i, err, res)
 				}
 				starts = append(starts, (<-backend.at).Sub(start))

@@ -31,6 +31,7 @@ import (
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/sessions"
+	"github.com/agentry-dev/agentry/subagents"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
@@ -72,7 +73,7 @@ type Options struct {
 	// (and of the others it builds) reach remote A2A agents, through
 	// agents/remote's Invokers; without it remote definitions are left out
 	// with a warning.
-	RemoteAgents runtime.NewRemoteInvoker
+	RemoteAgents subagents.NewRemoteInvoker
 
 	// child, when set, makes the session a subagent's child session.
 	child *childSpec
@@ -422,7 +423,7 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 			logger(opts).Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
 				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
 		}
-		return sessionTools, c.def.SystemPrompt + runtime.SubagentRules, nil
+		return sessionTools, c.def.SystemPrompt + subagents.Rules, nil
 	}
 	mcpTools, closeMCP, err := mcpToolset(ctx, s, set, opts.Logger)
 	if err != nil {
@@ -442,26 +443,30 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 // sessions: FromSettings again, over the parent's store, availability,
 // telemetry and resolver, with the definition's model, turn limit and
 // sampling.
-func childSessions(s *config.Settings, opts Options, p parentOf, mcpTools []tools.Tool) runtime.SubagentFactory {
-	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (*runtime.Session, error) {
+func childSessions(s *config.Settings, opts Options, p parentOf, mcpTools []tools.Tool) subagents.Factory {
+	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (subagents.Child, error) {
 		cs := *s
 		if def.Model != "" && def.Model != "inherit" {
 			cs.Model.Name = def.Model
 		}
 		cs.Model.MaxSessionTurns = def.MaxTurns
 		if cs.Model.MaxSessionTurns <= 0 {
-			cs.Model.MaxSessionTurns = runtime.DefaultSubagentMaxTurns
+			cs.Model.MaxSessionTurns = subagents.DefaultMaxTurns
 		}
-		sampling, err := runtime.SubagentSampling(def)
+		sampling, err := subagents.Sampling(def)
 		if err != nil {
 			return nil, err
 		}
-		return FromSettings(ctx, &cs, Options{
+		child, err := FromSettings(ctx, &cs, Options{
 			SessionID: id, SessionService: p.svc, Availability: p.routes.Availability(), Telemetry: p.tel,
 			Resolver: p.resolver, Approver: approver, Logger: opts.Logger, Now: opts.Now, NewID: opts.NewID,
 			Retry: opts.Retry, HTTPClient: opts.HTTPClient, Plugins: append([]*plugin.Plugin{sampling}, opts.Plugins...),
 			child: &childSpec{def: def, extra: extra, mcp: mcpTools, parent: p.sessionID},
 		})
+		if err != nil {
+			return nil, err
+		}
+		return child, nil
 	}
 }
 
@@ -714,13 +719,13 @@ func (c *childSpec) tools(all []tools.Tool) (out []tools.Tool, missing []string)
 // LoadAgents returns the subagent definitions a session built from s can
 // run — the user's, and a trusted workspace's (see agents.Load) — and
 // every problem found: files that do not load, shadowed names, an
-// untrusted workspace's definitions, and definitions runtime.CheckAgent rejects
+// untrusted workspace's definitions, and definitions subagents.CheckAgent rejects
 // (left out).
 func LoadAgents(s *config.Settings) ([]agents.Definition, []error) {
 	defs, errs := agents.Load(agents.LoadConfig{Workspace: s.Workspace, Home: filepath.Dir(s.Home), Trusted: s.Trusted})
 	usable := make([]agents.Definition, 0, len(defs))
 	for _, d := range defs {
-		if err := runtime.CheckAgent(d); err != nil {
+		if err := subagents.CheckAgent(d); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -732,7 +737,7 @@ func LoadAgents(s *config.Settings) ([]agents.Definition, []error) {
 // subagentsFor returns the invoke_agent tool of a session, or nil when no
 // subagent is defined. Definitions come from opts.Agents or, when nil,
 // from LoadAgents, whose problems are logged.
-func subagentsFor(s *config.Settings, opts Options, newChild runtime.SubagentFactory) (tools.Tool, func() error) {
+func subagentsFor(s *config.Settings, opts Options, newChild subagents.Factory) (tools.Tool, func() error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -754,8 +759,8 @@ func subagentsFor(s *config.Settings, opts Options, newChild runtime.SubagentFac
 			return false
 		})
 	}
-	return runtime.NewSubagentTool(runtime.SubagentToolConfig{
-		Agents: defs, NewChild: newChild, Remotes: opts.RemoteAgents, Approver: opts.Approver, Logger: log,
+	return subagents.NewTool(subagents.ToolConfig{
+		Agents: defs, NewChild: newChild, Remotes: opts.RemoteAgents, Approver: opts.Approver, Logger: log, NewID: opts.NewID,
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/subagents"
 )
 
 // TestSubagentAbortKillsChildShell: a session built from settings hands a
@@ -23,7 +24,7 @@ func TestSubagentAbortKillsChildShell(t *testing.T) {
 	s := childTestSettings(t, config.Defaults())
 	s.General.DefaultApprovalMode = config.ApprovalYolo
 	b := newScript(
-		callTurn("", fc("p1", runtime.InvokeAgentToolName, map[string]any{"agent_name": "runner", "prompt": "sleep"})),
+		callTurn("", fc("p1", subagents.InvokeAgentToolName, map[string]any{"agent_name": "runner", "prompt": "sleep"})),
 		callTurn("", fc("k1", "run_shell_command", map[string]any{"command": "sleep 300 & echo $! > sleep.pid; wait"})),
 		textTurn("back"),
 	)
@@ -61,8 +62,8 @@ func TestSubagentAbortKillsChildShell(t *testing.T) {
 func TestSubagentFromSettings(t *testing.T) {
 	s := childTestSettings(t, config.Defaults())
 	b := newScript(
-		callTurn("", fc("p1", runtime.InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "look"})),
-		callTurn("", fc("k1", runtime.CompleteTaskToolName, map[string]any{"result": "seen"})),
+		callTurn("", fc("p1", subagents.InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "look"})),
+		callTurn("", fc("k1", subagents.CompleteTaskToolName, map[string]any{"result": "seen"})),
 		textTurn("done"),
 	)
 	temp := 0.25
@@ -112,11 +113,11 @@ func TestSubagentFromSettings(t *testing.T) {
 func TestSubagentSharesAvailability(t *testing.T) {
 	srv := fakegemini.New(t)
 	srv.EnqueueFor("gemini-2.5-pro",
-		fakegemini.Call(runtime.InvokeAgentToolName, map[string]any{"agent_name": "helper", "prompt": "help"}), // parent
+		fakegemini.Call(subagents.InvokeAgentToolName, map[string]any{"agent_name": "helper", "prompt": "help"}), // parent
 		fakegemini.RateLimitPerDay(), // child
 	)
 	srv.EnqueueFor("gemini-2.5-flash",
-		fakegemini.Call(runtime.CompleteTaskToolName, map[string]any{"result": "helped"}), // child, after its fallback
+		fakegemini.Call(subagents.CompleteTaskToolName, map[string]any{"result": "helped"}), // child, after its fallback
 		fakegemini.Text("thanks"), // parent
 	)
 	s := childTestSettings(t, settingsWith("gemini-2.5-pro", silentChain))
@@ -160,7 +161,7 @@ func TestRemoteAgentsNeedAnInvoker(t *testing.T) {
 	t.Cleanup(func() { parent.Close() })
 	var decl string
 	for _, tl := range parent.Tools() {
-		if tl.Name == runtime.InvokeAgentToolName {
+		if tl.Name == subagents.InvokeAgentToolName {
 			decl = tl.Description
 		}
 	}

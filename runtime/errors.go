@@ -159,3 +159,6 @@ func errorEvent(err error) Event {
 	}
 	return Event{Type: EventError, Meta: meta, Error: &ErrorData{Status: status, Message: err.Error(), Fatal: true}}
 }
+
+// ErrUnknownAgent reports an agent name no definition gives.
+var ErrUnknownAgent = errors.New("unknown agent")

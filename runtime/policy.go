@@ -254,7 +254,7 @@ func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 		// machine: gemini-cli asks first unless in yolo mode or a user
 		// rule allows invoke_agent.
 		name, _ := args["agent_name"].(string)
-		if r, ok := t.(interface{ remote(string) bool }); ok && r.remote(name) && p.mode != ApprovalYolo {
+		if r, ok := t.(RemoteAware); ok && r.Remote(name) && p.mode != ApprovalYolo {
 			return Ask, ""
 		}
 		return Allow, ""
@@ -473,4 +473,12 @@ func allowHint(t tools.Tool, args map[string]any) string {
 func stringArg(args map[string]any, key string) string {
 	s, _ := args[key].(string)
 	return s
+}
+
+// RemoteAware is implemented by a tool of kind tools.KindAgent that can
+// hand its task to an agent on another machine: the approval policy asks
+// before such a call unless in yolo mode or a rule allows it.
+type RemoteAware interface {
+	// Remote reports whether the agent called name is remote.
+	Remote(name string) bool
 }

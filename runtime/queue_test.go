@@ -83,9 +83,10 @@ func TestStreamQueueAbort(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	q.AbortStream("b", errSubagentTimeout)
+	errTimeLimit := errors.New("time limit reached")
+	q.AbortStream("b", errTimeLimit)
 	q.Abort(nil)
-	want := []error{ErrAborted, errSubagentTimeout, ErrAborted}
+	want := []error{ErrAborted, errTimeLimit, ErrAborted}
 	for i, w := range want {
 		if got := <-causes; !errors.Is(got, w) {
 			t.Errorf("stream %d ended with %v, want %v", i, got, w)

@@ -72,14 +72,9 @@ func (s *Session) ID() string { return s.cfg.sessionID }
 // Model returns the configured model name that the next stream starts with.
 func (s *Session) Model() string { return s.dispatch.Model() }
 
-// Send implements AgentProtocol.
+// Send implements AgentProtocol. A ctx from WithMaxTurns gives the
+// stream its own model-call limit.
 func (s *Session) Send(ctx context.Context, p Send) (string, error) {
-	return s.send(ctx, p, 0)
-}
-
-// send is Send with a model-call limit for this stream only (0: the
-// session's), as a subagent's grace turn needs.
-func (s *Session) send(ctx context.Context, p Send, maxTurns int) (string, error) {
 	if (p.Message == nil) == (p.Update == nil) {
 		return "", fmt.Errorf("%w: set exactly one of message and update", ErrInvalidSend)
 	}
@@ -100,7 +95,7 @@ func (s *Session) send(ctx context.Context, p Send, maxTurns int) (string, error
 		content:  content,
 		display:  p.Message.DisplayContent,
 		meta:     p.Meta,
-		maxTurns: maxTurns,
+		maxTurns: maxTurnsFrom(ctx),
 	}
 	// The queue runs the stream after Send returns its id, so none of its
 	// events is emitted before.
@@ -497,6 +492,9 @@ func (s *Session) AllowedToolsWarning() string {
 	}
 	return fmt.Sprintf("--allowed-tools (tools.allowed) names %s: %s; the tools are %s", what, strings.Join(unknown, ", "), strings.Join(names, ", "))
 }
+
+// Tool returns the session's tool called name, or nil.
+func (s *Session) Tool(name string) tools.Tool { return s.cfg.tools[name] }
 
 // Tools lists the session's tools, sorted by name.
 func (s *Session) Tools() []ToolInfo {

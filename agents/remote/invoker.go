@@ -12,13 +12,14 @@ import (
 
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/subagents"
 )
 
 // errTimeout is the cause of a remote stream stopped at the subagent time
 // limit.
 var errTimeout = errors.New("subagent time limit reached")
 
-// Invoker is the runtime.RemoteInvoker of one parent session: it holds
+// Invoker is the subagents.RemoteInvoker of one parent session: it holds
 // the session's remote agents, one Agent per agent name, connected on its
 // first call and kept until the parent closes, so that the A2A contextId
 // (and the taskId of a task waiting for input) carries over from one call
@@ -29,12 +30,12 @@ type Invoker struct {
 	mu      sync.Mutex // guards the fields below
 	entries map[string]*remoteEntry
 	closed  bool
-	// timeout bounds one call; 0 is runtime.DefaultSubagentTimeout.
+	// timeout bounds one call; 0 is subagents.DefaultTimeout.
 	// Tests shorten it.
 	timeout time.Duration
 }
 
-var _ runtime.RemoteInvoker = (*Invoker)(nil)
+var _ subagents.RemoteInvoker = (*Invoker)(nil)
 
 // NewInvoker returns the remote agents of one parent session; log (nil:
 // slog.Default()) receives the agents' diagnostics.
@@ -47,7 +48,7 @@ func NewInvoker(log *slog.Logger) *Invoker {
 
 // Invokers is NewInvoker as compose.Options.RemoteAgents takes it: each
 // session built from settings gets its own Invoker.
-func Invokers(log *slog.Logger) runtime.RemoteInvoker { return NewInvoker(log) }
+func Invokers(log *slog.Logger) subagents.RemoteInvoker { return NewInvoker(log) }
 
 // remoteEntry is one agent's connection, done once it is made or failed.
 type remoteEntry struct {
@@ -103,7 +104,7 @@ func (r *Invoker) agent(ctx context.Context, cfg Config) (*Agent, error) {
 	}
 }
 
-// Close implements runtime.RemoteInvoker: it closes every connection;
+// Close implements subagents.RemoteInvoker: it closes every connection;
 // calls after it fail with runtime.ErrClosed.
 func (r *Invoker) Close() error {
 	r.mu.Lock()
@@ -126,23 +127,23 @@ func (r *Invoker) callTimeout() time.Duration {
 	if r.timeout > 0 {
 		return r.timeout
 	}
-	return runtime.DefaultSubagentTimeout
+	return subagents.DefaultTimeout
 }
 
-// Invoke implements runtime.RemoteInvoker. It runs one task on a remote
+// Invoke implements subagents.RemoteInvoker. It runs one task on a remote
 // agent: it sends prompt over the
 // parent's connection to the agent and waits for the remote task to
 // complete, fail or ask for input, within the subagent time limit. The
 // agent's events go to sink, when set, with the A2A contextId as their
 // thread id. Failures — a card that cannot be fetched, missing credentials,
-// a failed task — are results the parent's model reads (runtime.TerminateError,
+// a failed task — are results the parent's model reads (subagents.TerminateError,
 // "Agent failed: …"); only a parent that gives up (ctx) makes it return an
 // error, after the remote task has been cancelled.
-func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt string, sink func(runtime.Event)) (runtime.SubagentResult, error) {
+func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt string, sink func(runtime.Event)) (subagents.Result, error) {
 	start := time.Now()
-	res := runtime.SubagentResult{Agent: def.Name}
-	failed := func(why string) (runtime.SubagentResult, error) {
-		res.TerminateReason, res.Result, res.Duration = runtime.TerminateError, "Agent failed: "+why, time.Since(start)
+	res := subagents.Result{Agent: def.Name}
+	failed := func(why string) (subagents.Result, error) {
+		res.TerminateReason, res.Result, res.Duration = subagents.TerminateError, "Agent failed: "+why, time.Since(start)
 		return res, nil
 	}
 	if err := context.Cause(ctx); err != nil {
@@ -212,7 +213,7 @@ func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt stri
 	}
 	res.Duration = time.Since(start)
 	if cause := context.Cause(ctx); cause != nil {
-		res.TerminateReason = runtime.TerminateAborted
+		res.TerminateReason = subagents.TerminateAborted
 		return res, cause
 	}
 	if end == nil {
@@ -223,16 +224,16 @@ func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt stri
 	case runtime.EndCompleted, runtime.EndElicitation:
 		// A question (input-required, auth-required) is the agent's
 		// answer for now: the next call, which keeps the task, replies.
-		res.TerminateReason, res.Result = runtime.TerminateGoal, output
+		res.TerminateReason, res.Result = subagents.TerminateGoal, output
 	case runtime.EndAborted:
 		if timedOut.Load() {
-			res.TerminateReason = runtime.TerminateTimeout
+			res.TerminateReason = subagents.TerminateTimeout
 			res.Result = fmt.Sprintf("Agent timed out after %s.", minutes(timeout))
 			return res, nil
 		}
 		// The connection closed under the call: the parent session is
 		// closing.
-		res.TerminateReason, res.Result = runtime.TerminateAborted, "Agent was aborted."
+		res.TerminateReason, res.Result = subagents.TerminateAborted, "Agent was aborted."
 		return res, fmt.Errorf("remote agent %s: %w", def.Name, runtime.ErrClosed)
 	default:
 		why := "the agent failed"

@@ -30,6 +30,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/subagents"
 )
 
 // testExecutor is a small A2A agent. What it does depends on the first
@@ -333,7 +334,7 @@ func TestRemoteAgentStreamsToGoal(t *testing.T) {
 			if len(calls) != 1 || calls[0].text != "stream the answer" {
 				t.Fatalf("the server saw %+v", calls)
 			}
-			if res.Agent != "helper" || res.TerminateReason != runtime.TerminateGoal || res.Result != streamedAnswer {
+			if res.Agent != "helper" || res.TerminateReason != subagents.TerminateGoal || res.Result != streamedAnswer {
 				t.Errorf("result %+v, want GOAL with %q", res, streamedAnswer)
 			}
 			if res.ThreadID == "" || res.ThreadID != calls[0].contextID {
@@ -375,14 +376,14 @@ func TestRemoteAgentKeepsContextAndTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r1.TerminateReason != runtime.TerminateGoal || r1.Result != "Thinking.\n\nWhich file?" {
+	if r1.TerminateReason != subagents.TerminateGoal || r1.Result != "Thinking.\n\nWhich file?" {
 		t.Errorf("first call %+v, want the agent's question as a GOAL", r1)
 	}
 	r2, err := sub.Invoke(t.Context(), def, "b.go", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r2.TerminateReason != runtime.TerminateGoal || r2.Result != "Read b.go." {
+	if r2.TerminateReason != subagents.TerminateGoal || r2.Result != "Read b.go." {
 		t.Errorf("second call %+v", r2)
 	}
 	r3, err := sub.Invoke(t.Context(), def, "stream again", nil)
@@ -423,7 +424,7 @@ func TestRemoteAgentFailedTask(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateError || res.Result != "Agent failed: disk on fire" {
+	if res.TerminateReason != subagents.TerminateError || res.Result != "Agent failed: disk on fire" {
 		t.Errorf("result %+v, want ERROR with the remote's message", res)
 	}
 	if !slices.Equal(errs, []string{"disk on fire"}) {
@@ -451,7 +452,7 @@ func TestRemoteAgentBearerAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateGoal {
+	if res.TerminateReason != subagents.TerminateGoal {
 		t.Fatalf("result %+v", res)
 	}
 	seen := s.auth.Seen()
@@ -480,7 +481,7 @@ func TestRemoteAgentAuthFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, "auth.token") || !strings.Contains(res.Result, "AGENTRY_TEST_UNSET_TOKEN") {
+	if res.TerminateReason != subagents.TerminateError || !strings.Contains(res.Result, "auth.token") || !strings.Contains(res.Result, "AGENTRY_TEST_UNSET_TOKEN") {
 		t.Errorf("result %+v, want an ERROR naming auth.token and the variable", res)
 	}
 	if len(s.CardHeaders()) != 0 || len(s.auth.Seen()) != 0 {
@@ -494,7 +495,7 @@ func TestRemoteAgentAuthFailures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, "unauthenticated") {
+	if res.TerminateReason != subagents.TerminateError || !strings.Contains(res.Result, "unauthenticated") {
 		t.Errorf("result %+v, want the server's refusal as an ERROR", res)
 	}
 }
@@ -510,7 +511,7 @@ func TestRemoteAgentCardAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateGoal {
+	if res.TerminateReason != subagents.TerminateGoal {
 		t.Errorf("with the card's credentials: %+v", res)
 	}
 	def.Auth.AgentCardRequiresAuth = false
@@ -518,7 +519,7 @@ func TestRemoteAgentCardAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, "401") {
+	if res.TerminateReason != subagents.TerminateError || !strings.Contains(res.Result, "401") {
 		t.Errorf("without the card's credentials: %+v, want an ERROR with the 401", res)
 	}
 }
@@ -535,7 +536,7 @@ func TestRemoteAgentCardJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateGoal || res.Result != streamedAnswer {
+	if res.TerminateReason != subagents.TerminateGoal || res.Result != streamedAnswer {
 		t.Errorf("result %+v", res)
 	}
 	if len(s.CardHeaders()) != 0 {
@@ -553,7 +554,7 @@ func TestRemoteAgentCancel(t *testing.T) {
 	errStop := errors.New("the user pressed escape")
 	ctx, cancel := context.WithCancelCause(t.Context())
 	type outcome struct {
-		res runtime.SubagentResult
+		res subagents.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -634,7 +635,7 @@ func TestRemoteAgentTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateTimeout || res.Result != "Agent timed out after 300ms." {
+	if res.TerminateReason != subagents.TerminateTimeout || res.Result != "Agent timed out after 300ms." {
 		t.Errorf("result %+v", res)
 	}
 	if len(s.exec.Canceled()) != 1 {
@@ -657,7 +658,7 @@ func TestRemoteAgentUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TerminateReason != runtime.TerminateError || !strings.HasPrefix(res.Result, "Agent failed: ") || !strings.Contains(res.Result, addr) {
+	if res.TerminateReason != subagents.TerminateError || !strings.HasPrefix(res.Result, "Agent failed: ") || !strings.Contains(res.Result, addr) {
 		t.Errorf("result %+v", res)
 	}
 	sub.mu.Lock()
@@ -675,7 +676,7 @@ func TestRemoteAgentConcurrentCalls(t *testing.T) {
 	def := remoteDef(s)
 	sub := remoteTool(t)
 	var wg sync.WaitGroup
-	results := make([]runtime.SubagentResult, 4)
+	results := make([]subagents.Result, 4)
 	for i := range results {
 		wg.Go(func() {
 			res, err := sub.Invoke(t.Context(), def, fmt.Sprintf("stream %d", i), func(runtime.Event) {})
@@ -687,7 +688,7 @@ func TestRemoteAgentConcurrentCalls(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range results {
-		if r.TerminateReason != runtime.TerminateGoal || r.Result != streamedAnswer {
+		if r.TerminateReason != subagents.TerminateGoal || r.Result != streamedAnswer {
 			t.Errorf("call %d: %+v", i, r)
 		}
 	}
@@ -711,7 +712,7 @@ func TestRemoteSubagentInParentSession(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	model := fakegemini.New(t)
 	model.Enqueue(
-		fakegemini.Calls(&genai.FunctionCall{ID: "p1", Name: runtime.InvokeAgentToolName,
+		fakegemini.Calls(&genai.FunctionCall{ID: "p1", Name: subagents.InvokeAgentToolName,
 			Args: map[string]any{"agent_name": "helper", "prompt": "stream the answer"}}),
 		fakegemini.Text("The helper says 42."),
 	)
@@ -764,7 +765,7 @@ func TestRemoteSubagentInParentSession(t *testing.T) {
 	var got any
 	for _, c := range reqs[1].Body.Contents {
 		for _, p := range c.Parts {
-			if fr := p.FunctionResponse; fr != nil && fr.Name == runtime.InvokeAgentToolName {
+			if fr := p.FunctionResponse; fr != nil && fr.Name == subagents.InvokeAgentToolName {
 				got = fr.Response["output"]
 			}
 		}
@@ -951,7 +952,7 @@ func TestRemoteAgentRefusedStream(t *testing.T) {
 	if len(errs) != 1 || !strings.HasPrefix(errs[0], statusInvalidArg+" ") || !strings.Contains(errs[0], reason) {
 		t.Errorf("error events %q, want one %s naming the server's reason", errs, statusInvalidArg)
 	}
-	if res.TerminateReason != runtime.TerminateError || !strings.Contains(res.Result, reason) {
+	if res.TerminateReason != subagents.TerminateError || !strings.Contains(res.Result, reason) {
 		t.Errorf("result %+v", res)
 	}
 }

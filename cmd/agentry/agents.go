@@ -14,6 +14,7 @@ import (
 	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/subagents"
 )
 
 // maxListDescription bounds a description in the table, so one long
@@ -75,10 +76,10 @@ workspace holds and names defined twice are warnings.`,
 				maxTurns, timeout := d.MaxTurns, d.TimeoutMins
 				if d.Kind == agents.KindLocal {
 					if maxTurns == 0 {
-						maxTurns = runtime.DefaultSubagentMaxTurns
+						maxTurns = subagents.DefaultMaxTurns
 					}
 					if timeout == 0 {
-						timeout = int(runtime.DefaultSubagentTimeout.Minutes())
+						timeout = int(subagents.DefaultTimeout.Minutes())
 					}
 				}
 				l := agentListing{

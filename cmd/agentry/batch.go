@@ -29,6 +29,7 @@ import (
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
+	"github.com/agentry-dev/agentry/subagents"
 	"github.com/agentry-dev/agentry/telemetry"
 )
 
@@ -937,7 +938,7 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 // prompt, as invoke_agent would hand it over, and its result is the
 // line's response.
 func (b *batch) runAgent(ctx context.Context, sess *runtime.Session, req batchRequest, res batchResult) batchResult {
-	sub, err := sess.RunAgent(ctx, req.Agent, req.Prompt, nil)
+	sub, err := subagents.Run(ctx, sess, req.Agent, req.Prompt, nil)
 	if err != nil {
 		code, name := exitFor(err)
 		return res.failed(code, name, err.Error())
@@ -950,20 +951,20 @@ func (b *batch) runAgent(ctx context.Context, sess *runtime.Session, req batchRe
 	res.Usage = c.usage()
 	res.Response = stripANSI(sub.Result)
 	switch sub.TerminateReason {
-	case runtime.TerminateGoal:
+	case subagents.TerminateGoal:
 		res.Status = batchSuccess
 		return res
-	case runtime.TerminateMaxTurns:
+	case subagents.TerminateMaxTurns:
 		return res.failed(runtime.ExitTurnLimit, "FatalTurnLimitedError", sub.Result)
-	case runtime.TerminateAborted:
+	case subagents.TerminateAborted:
 		res.Status = batchCancelled
 		return res
 	}
 	// The error says how the agent ended; its message is the agent's
 	// result, which says why.
 	name := map[string]string{
-		runtime.TerminateTimeout:        "SubagentTimeoutError",
-		runtime.TerminateNoCompleteTask: "SubagentNoCompleteTaskError",
+		subagents.TerminateTimeout:        "SubagentTimeoutError",
+		subagents.TerminateNoCompleteTask: "SubagentNoCompleteTaskError",
 	}[sub.TerminateReason]
 	return res.failed(runtime.ExitGeneric, firstNonEmpty(name, "SubagentError"), sub.Result)
 }

@@ -1,4 +1,9 @@
-package runtime
+// Package subagents is the invoke_agent tool: a call hands a task to a
+// subagent — a local child session built by a Factory the composition root
+// provides, or a remote A2A agent reached through a RemoteInvoker — drives
+// it through runtime.AgentProtocol, forwards its events to the parent's
+// stream and returns its result. Package runtime does not know about it.
+package subagents
 
 import (
 	"context"
@@ -17,18 +22,20 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/tools"
+	"github.com/google/uuid"
 )
 
 // gemini-cli's subagent defaults (local-executor.ts).
 const (
-	// DefaultSubagentMaxTurns bounds a subagent's model calls.
-	DefaultSubagentMaxTurns = 30
-	// DefaultSubagentTimeout bounds a subagent's time.
-	DefaultSubagentTimeout = 10 * time.Minute
-	// SubagentGracePeriod is the recovery turn's own time limit.
-	SubagentGracePeriod = 60 * time.Second
+	// DefaultMaxTurns bounds a subagent's model calls.
+	DefaultMaxTurns = 30
+	// DefaultTimeout bounds a subagent's time.
+	DefaultTimeout = 10 * time.Minute
+	// GracePeriod is the recovery turn's own time limit.
+	GracePeriod = 60 * time.Second
 )
 
 // Termination modes of a subagent, gemini-cli's AgentTerminateMode.
@@ -41,22 +48,29 @@ const (
 	TerminateNoCompleteTask = "ERROR_NO_COMPLETE_TASK_CALL"
 )
 
-// errSubagentTimeout is the cause of a child stream stopped at its time
+// errTimeout is the cause of a child stream stopped at its time
 // limit.
-var errSubagentTimeout = errors.New("subagent time limit reached")
+var errTimeout = errors.New("subagent time limit reached")
 
-// SubagentFactory builds the child session of one local subagent call:
-// its own agent, tools (the definition's subset of the parent's, plus
-// extra) and plugins, over the parent's session store and model
-// availability. The child's approvals go to approver.
-type SubagentFactory func(ctx context.Context, def agents.Definition, sessionID string, extra []tools.Tool, approver Approver) (*Session, error)
+// Factory builds the child session of one local subagent call: its own
+// agent, tools (the definition's subset of the parent's, plus extra) and
+// plugins, over the parent's session store and model availability. The
+// child's approvals go to approver.
+type Factory func(ctx context.Context, def agents.Definition, sessionID string, extra []tools.Tool, approver runtime.Approver) (Child, error)
 
-// ErrUnknownAgent reports an agent name no definition gives.
-var ErrUnknownAgent = errors.New("unknown agent")
+// Child is a local subagent's session: the tool drives it through
+// AgentProtocol and follows its events live through Subscribe, as
+// *runtime.Session does.
+type Child interface {
+	runtime.AgentProtocol
+	// Subscribe calls fn with every event the child emits, until
+	// unsubscribe is called.
+	Subscribe(fn func(runtime.Event)) (unsubscribe func())
+}
 
-// SubagentResult is how a subagent's task ended: gemini-cli's
+// Result is how a subagent's task ended: gemini-cli's
 // OutputObject, with the tokens the subagent used.
-type SubagentResult struct {
+type Result struct {
 	// Agent is the agent's name and ThreadID its child session (local) or
 	// A2A context (remote).
 	Agent, ThreadID string
@@ -70,12 +84,12 @@ type SubagentResult struct {
 	Duration time.Duration
 	// Usage holds the usage event of each of the agent's model calls,
 	// whose _meta carries the token details (total, thoughts, latency).
-	Usage []Event
+	Usage []runtime.Event
 }
 
 // Text is the result as the parent's model reads it (gemini-cli's
 // local-invocation.ts wording).
-func (r SubagentResult) Text() string {
+func (r Result) Text() string {
 	return fmt.Sprintf("Subagent '%s' finished.\nTermination Reason: %s\nResult:\n%s", r.Agent, r.TerminateReason, r.Result)
 }
 
@@ -88,8 +102,8 @@ type subagentTool struct {
 	defs     map[string]agents.Definition
 	names    []string
 	decl     *genai.FunctionDeclaration
-	newChild SubagentFactory
-	approver Approver
+	newChild Factory
+	approver runtime.Approver
 	log      *slog.Logger
 	// grace is the recovery turn's time limit; tests shorten it.
 	grace time.Duration
@@ -98,12 +112,14 @@ type subagentTool struct {
 	// remotes runs the calls of remote agents; nil when the session has
 	// none.
 	remotes RemoteInvoker
+	// newID makes the call ids of Run.
+	newID func() string
 }
 
 // newSubagentTool returns the invoke_agent tool over the definitions, or
 // nil when there are none.
-func newSubagentTool(defs []agents.Definition, newChild SubagentFactory, approver Approver) *subagentTool {
-	t := &subagentTool{defs: map[string]agents.Definition{}, newChild: newChild, approver: approver, grace: SubagentGracePeriod, log: slog.Default()}
+func newSubagentTool(defs []agents.Definition, newChild Factory, approver runtime.Approver) *subagentTool {
+	t := &subagentTool{defs: map[string]agents.Definition{}, newChild: newChild, approver: approver, grace: GracePeriod, log: slog.Default(), newID: uuid.NewString}
 	for _, d := range defs {
 		if d.Kind == agents.KindLocal && newChild == nil {
 			continue
@@ -139,32 +155,38 @@ func newSubagentTool(defs []agents.Definition, newChild SubagentFactory, approve
 	return t
 }
 
-// SubagentToolConfig configures the invoke_agent tool of a session.
-type SubagentToolConfig struct {
+// ToolConfig configures the invoke_agent tool of a session.
+type ToolConfig struct {
 	// Agents are the definitions the tool offers.
 	Agents []agents.Definition
 	// NewChild builds a local agent's child session; without it local
 	// definitions are left out.
-	NewChild SubagentFactory
+	NewChild Factory
 	// Remotes, when set, makes the RemoteInvoker that runs the calls of
 	// remote agents; it is called only when the tool is made.
 	Remotes NewRemoteInvoker
 	// Approver asks a human about the children's calls that need one.
-	Approver Approver
+	Approver runtime.Approver
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
+	// NewID makes the ids of the calls Run makes outside a stream, as the
+	// parent session's; default random UUIDs.
+	NewID func() string
 }
 
-// NewSubagentTool returns the invoke_agent tool of cfg and the function
+// NewTool returns the invoke_agent tool of cfg and the function
 // that releases its remote connections, or a nil tool when no definition
 // is usable.
-func NewSubagentTool(cfg SubagentToolConfig) (tools.Tool, func() error) {
+func NewTool(cfg ToolConfig) (tools.Tool, func() error) {
 	st := newSubagentTool(cfg.Agents, cfg.NewChild, cfg.Approver)
 	if st == nil {
 		return nil, func() error { return nil }
 	}
 	if cfg.Logger != nil {
 		st.log = cfg.Logger
+	}
+	if cfg.NewID != nil {
+		st.newID = cfg.NewID
 	}
 	if cfg.Remotes != nil {
 		st.remotes = cfg.Remotes(st.log)
@@ -184,11 +206,11 @@ func CheckAgent(def agents.Definition) error {
 	return nil
 }
 
-// SubagentSampling is the plugin that gives a local agent's model calls
+// Sampling is the plugin that gives a local agent's model calls
 // its definition's sampling: its temperature (default 1) and topP 0.95,
 // as gemini-cli's markdown agents have. It runs after the processor
 // chain, whose routing sets the model's own generation config.
-func SubagentSampling(def agents.Definition) (*plugin.Plugin, error) {
+func Sampling(def agents.Definition) (*plugin.Plugin, error) {
 	temperature := float32(1)
 	if def.Temperature != nil {
 		temperature = float32(*def.Temperature)
@@ -218,9 +240,9 @@ func (t *subagentTool) Describe(args map[string]any) string {
 	return "Delegating to " + name
 }
 
-// remote reports whether name is a remote agent: calling one sends the
+// Remote implements runtime.RemoteAware: calling a remote agent sends the
 // task (and what it holds) off this machine, so the policy asks first.
-func (t *subagentTool) remote(name string) bool {
+func (t *subagentTool) Remote(name string) bool {
 	return t.defs[name].Kind == agents.KindRemote
 }
 
@@ -236,15 +258,15 @@ func (t *subagentTool) close() error {
 func (t *subagentTool) Execute(ctx context.Context, call tools.Call) (tools.Result, error) {
 	name, _ := call.Args["agent_name"].(string)
 	prompt, _ := call.Args["prompt"].(string)
-	parent := StreamFrom(ctx)
-	var sink func(Event)
+	parent := runtime.StreamFrom(ctx)
+	var sink func(runtime.Event)
 	parentID := "session"
 	if parent != nil {
-		sink = func(ev Event) { forwardChildEvent(parent, call.ID, name, ev) }
+		sink = func(ev runtime.Event) { forwardChildEvent(parent, call.ID, name, ev) }
 		parentID = parent.SessionID()
 	}
 	res, err := t.run(ctx, parentID, call.ID, name, prompt, sink)
-	if errors.Is(err, ErrUnknownAgent) {
+	if errors.Is(err, runtime.ErrUnknownAgent) {
 		return tools.Result{}, tools.Errorf(tools.ErrInvalidParams, "Unknown agent %q; available agents: %s.", name, strings.Join(t.names, ", "))
 	}
 	if err != nil {
@@ -265,17 +287,17 @@ func (t *subagentTool) Execute(ctx context.Context, call tools.Call) (tools.Resu
 // makes a local child's session id stable per call, so a resumed parent
 // that repeats the call finds the same child session. sink, when set,
 // sees the child's events.
-func (t *subagentTool) run(ctx context.Context, parentID, callID, name, prompt string, sink func(Event)) (SubagentResult, error) {
+func (t *subagentTool) run(ctx context.Context, parentID, callID, name, prompt string, sink func(runtime.Event)) (Result, error) {
 	def, ok := t.defs[name]
 	if !ok {
-		return SubagentResult{}, fmt.Errorf("%w %q", ErrUnknownAgent, name)
+		return Result{}, fmt.Errorf("%w %q", runtime.ErrUnknownAgent, name)
 	}
 	if strings.TrimSpace(prompt) == "" {
 		prompt = "Get Started!" // gemini-cli's empty query
 	}
 	if def.Kind == agents.KindRemote {
 		if t.remotes == nil {
-			return SubagentResult{}, fmt.Errorf("%w %q: the session reaches no remote agents", ErrUnknownAgent, name)
+			return Result{}, fmt.Errorf("%w %q: the session reaches no remote agents", runtime.ErrUnknownAgent, name)
 		}
 		return t.remotes.Invoke(ctx, def, prompt, sink)
 	}
@@ -285,9 +307,9 @@ func (t *subagentTool) run(ctx context.Context, parentID, callID, name, prompt s
 // runLocal runs a local subagent in a child session: the task, then, at
 // its turn or time limit or when it stops without complete_task, one
 // recovery turn.
-func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, childID, prompt string, sink func(Event)) (SubagentResult, error) {
+func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, childID, prompt string, sink func(runtime.Event)) (Result, error) {
 	start := time.Now()
-	res := SubagentResult{Agent: def.Name, ThreadID: childID}
+	res := Result{Agent: def.Name, ThreadID: childID}
 	task := &completeTask{}
 	clock := &deadline{}
 	child, err := t.newChild(ctx, def, childID, []tools.Tool{task}, childApprover{t.approver, def.Label(), clock})
@@ -296,13 +318,13 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 	}
 	defer child.Close()
 	if sink != nil {
-		unsub := child.Subscribe(func(ev Event) {
+		unsub := child.Subscribe(func(ev runtime.Event) {
 			ev.Meta = withThread(ev.Meta, childID)
 			sink(ev)
 		})
 		defer unsub()
 	}
-	timeout := DefaultSubagentTimeout
+	timeout := DefaultTimeout
 	switch {
 	case t.timeout > 0:
 		timeout = t.timeout
@@ -311,7 +333,7 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 	}
 	maxTurns := def.MaxTurns
 	if maxTurns <= 0 {
-		maxTurns = DefaultSubagentMaxTurns
+		maxTurns = DefaultMaxTurns
 	}
 	run := childRun{child: child, limit: timeout, clock: clock}
 	mode, err := run.stream(ctx, prompt, 0, task)
@@ -380,40 +402,40 @@ func withThread(meta map[string]any, thread string) map[string]any {
 
 // childRun drives one stream of a local child and tallies its model calls.
 type childRun struct {
-	child *Session
+	child Child
 	limit time.Duration
 	clock *deadline
 	turns int
-	usage []Event
+	usage []runtime.Event
 }
 
 // stream sends text to the child and waits for its stream to end, within
 // limit, and says how it ended. A parent that gives up aborts the child
 // (its shell commands too) and gets the cause back as the error.
 func (r *childRun) stream(ctx context.Context, text string, maxTurns int, task *completeTask) (mode string, err error) {
-	id, err := r.child.send(ctx, TextMessage(text), maxTurns)
+	id, err := r.child.Send(runtime.WithMaxTurns(ctx, maxTurns), runtime.TextMessage(text))
 	if err != nil {
 		return "", fmt.Errorf("subagent: %w", err)
 	}
-	r.clock.start(r.limit, func() { r.child.Abort(errSubagentTimeout) })
+	r.clock.start(r.limit, func() { r.child.Abort(errTimeout) })
 	defer r.clock.stop()
 	stop := context.AfterFunc(ctx, func() { r.child.Abort(context.Cause(ctx)) })
 	defer stop()
-	var end *AgentEnd
-	var failure *ErrorData
+	var end *runtime.AgentEnd
+	var failure *runtime.ErrorData
 	for ev, err := range r.child.Stream(context.WithoutCancel(ctx), id) {
 		if err != nil {
 			return "", err
 		}
 		switch ev.Type {
-		case EventUsage:
+		case runtime.EventUsage:
 			r.turns++
 			r.usage = append(r.usage, ev)
-		case EventError:
+		case runtime.EventError:
 			if ev.Error.Fatal {
 				failure = ev.Error
 			}
-		case EventAgentEnd:
+		case runtime.EventAgentEnd:
 			end = ev.AgentEnd
 		}
 	}
@@ -423,9 +445,9 @@ func (r *childRun) stream(ctx context.Context, text string, maxTurns int, task *
 	switch {
 	case task.done():
 		return TerminateGoal, nil
-	case end != nil && end.Reason == EndMaxTurns:
+	case end != nil && end.Reason == runtime.EndMaxTurns:
 		return TerminateMaxTurns, nil
-	case end != nil && end.Reason == EndAborted:
+	case end != nil && end.Reason == runtime.EndAborted:
 		return TerminateTimeout, nil
 	case failure != nil:
 		task.fail("Agent failed: " + failure.Message)
@@ -434,33 +456,40 @@ func (r *childRun) stream(ctx context.Context, text string, maxTurns int, task *
 	return TerminateNoCompleteTask, nil
 }
 
-// RunAgent runs the named subagent on prompt as a child of s, outside any
-// stream of s (a batch line that names an agent), and returns how it
+// Parent is the session a batch line's subagent runs under: its id and
+// its tools, as *runtime.Session gives them.
+type Parent interface {
+	ID() string
+	Tool(name string) tools.Tool
+}
+
+// Run runs the named subagent on prompt as a child of parent, outside any
+// stream of parent (a batch line that names an agent), and returns how it
 // ended. onEvent, when set, sees the child's events. The agent must be one
-// the session's invoke_agent offers; otherwise the error is
-// ErrUnknownAgent.
-func (s *Session) RunAgent(ctx context.Context, name, prompt string, onEvent func(Event)) (SubagentResult, error) {
-	t, _ := s.cfg.tools[InvokeAgentToolName].(*subagentTool)
+// the parent's invoke_agent offers; otherwise the error is
+// runtime.ErrUnknownAgent.
+func Run(ctx context.Context, parent Parent, name, prompt string, onEvent func(runtime.Event)) (Result, error) {
+	t, _ := parent.Tool(InvokeAgentToolName).(*subagentTool)
 	if t == nil {
-		return SubagentResult{}, fmt.Errorf("%w %q: no agents are defined", ErrUnknownAgent, name)
+		return Result{}, fmt.Errorf("%w %q: no agents are defined", runtime.ErrUnknownAgent, name)
 	}
 	if _, ok := t.defs[name]; !ok {
-		return SubagentResult{}, fmt.Errorf("%w %q (the agents are %s)", ErrUnknownAgent, name, strings.Join(t.names, ", "))
+		return Result{}, fmt.Errorf("%w %q (the agents are %s)", runtime.ErrUnknownAgent, name, strings.Join(t.names, ", "))
 	}
-	return t.run(ctx, s.cfg.sessionID, s.cfg.newID(), name, prompt, onEvent)
+	return t.run(ctx, parent.ID(), t.newID(), name, prompt, onEvent)
 }
 
 // forwardChildEvent shows a child's event on the parent's stream as a
 // tool_update of the invoke_agent call: the child's thread id and event
 // in data, a one-line summary as content. The child's usage goes too, so
 // that the parent's totals count the subagent's tokens.
-func forwardChildEvent(parent Stream, callID, agent string, ev Event) {
+func forwardChildEvent(parent runtime.Stream, callID, agent string, ev runtime.Event) {
 	switch ev.Type {
-	case EventMessage, EventToolRequest, EventToolUpdate, EventToolResponse, EventError, EventUsage:
+	case runtime.EventMessage, runtime.EventToolRequest, runtime.EventToolUpdate, runtime.EventToolResponse, runtime.EventError, runtime.EventUsage:
 	default:
 		return
 	}
-	if ev.Type == EventMessage && ev.Message.Role != RoleAgent {
+	if ev.Type == runtime.EventMessage && ev.Message.Role != runtime.RoleAgent {
 		return
 	}
 	var text string
@@ -468,9 +497,9 @@ func forwardChildEvent(parent Stream, callID, agent string, ev Event) {
 	case ev.Message != nil:
 		for _, p := range ev.Message.Content {
 			switch p.Type {
-			case PartText:
+			case runtime.PartText:
 				text += p.Text
-			case PartThought:
+			case runtime.PartThought:
 				text += p.Thought // a thought part's text is in Thought
 			}
 		}
@@ -483,21 +512,21 @@ func forwardChildEvent(parent Stream, callID, agent string, ev Event) {
 	}
 	thread, _ := ev.Meta["threadId"].(string)
 	child := ev
-	up := &ToolUpdate{
+	up := &runtime.ToolUpdate{
 		RequestID: callID,
 		Data:      map[string]any{"threadId": thread, "agentName": agent, "event": &child},
 	}
 	if text != "" {
-		up.Content = []ContentPart{TextPart(text)}
+		up.Content = []runtime.ContentPart{runtime.TextPart(text)}
 	}
-	parent.Emit(Event{Type: EventToolUpdate, ToolUpdate: up})
+	parent.Emit(runtime.Event{Type: runtime.EventToolUpdate, ToolUpdate: up})
 }
 
 // childApprover sends a child's confirmations to the parent's driver,
 // naming the agent that asks; without a parent approver they are denied,
 // as in a batch run.
 type childApprover struct {
-	parent Approver
+	parent runtime.Approver
 	agent  string
 	// clock is the child's time limit, paused while a human decides, as
 	// gemini-cli pauses a subagent's deadline during a confirmation.
@@ -507,14 +536,14 @@ type childApprover struct {
 // Executing passes the start of a child's call to a parent approver that
 // reports it (the A2A server shows the child's approved call running).
 func (a childApprover) Executing(ctx context.Context, callID string) {
-	if o, ok := a.parent.(ExecutionObserver); ok {
+	if o, ok := a.parent.(runtime.ExecutionObserver); ok {
 		o.Executing(ctx, callID)
 	}
 }
 
-func (a childApprover) Approve(ctx context.Context, req ApprovalRequest) (Outcome, error) {
+func (a childApprover) Approve(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, error) {
 	if a.parent == nil {
-		return Cancel, nil
+		return runtime.Cancel, nil
 	}
 	req.DisplayName = a.agent + " › " + req.DisplayName
 	a.clock.pause()
@@ -642,9 +671,9 @@ func (c *completeTask) fail(msg string) {
 	}
 }
 
-// SubagentRules are gemini-cli's rules appended to a subagent's system
+// Rules are gemini-cli's rules appended to a subagent's system
 // prompt.
-const SubagentRules = `
+const Rules = `
 
 # Rules
 - You are a subagent working on a task handed to you by another agent; nobody can answer questions while you work.

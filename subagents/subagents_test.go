@@ -1,8 +1,7 @@
-package runtime
+package subagents
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,14 +10,14 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/agents"
-	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/tools"
 )
 
 // childFactory builds child sessions the way FromSettings does, over the
 // parent's backend (so a script serves both), with the definition's tools.
-func childFactory(t *testing.T, b *script, all []tools.Tool) SubagentFactory {
-	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver Approver) (*Session, error) {
+func childFactory(t *testing.T, b *script, all []tools.Tool) Factory {
+	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (Child, error) {
 		var ts []tools.Tool
 		for _, tl := range all {
 			if def.AllowsTool(tl.Name()) {
@@ -27,23 +26,14 @@ func childFactory(t *testing.T, b *script, all []tools.Tool) SubagentFactory {
 		}
 		maxTurns := def.MaxTurns
 		if maxTurns <= 0 {
-			maxTurns = DefaultSubagentMaxTurns
+			maxTurns = DefaultMaxTurns
 		}
-		return New(ctx, Config{
+		return runtime.New(ctx, runtime.Config{
 			SessionID: id, Model: "gemini-2.5-flash", Resolver: fixedResolver{b: b},
-			Instruction: def.SystemPrompt + SubagentRules, Tools: append(ts, extra...),
-			Approver: approver, MaxTurns: maxTurns, Retry: RetryConfig{NewTimer: (&timers{}).New},
+			Instruction: def.SystemPrompt + Rules, Tools: append(ts, extra...),
+			Approver: approver, MaxTurns: maxTurns, Retry: runtime.RetryConfig{NewTimer: (&timers{}).New},
 		})
 	}
-}
-
-// childTestSettings is s with a fresh workspace and home and the
-// in-memory store, for sessions built from settings.
-func childTestSettings(t *testing.T, s config.Settings) config.Settings {
-	s.Workspace = t.TempDir()
-	s.Home = filepath.Join(t.TempDir(), ".agentry")
-	s.Session.Store = config.SessionStoreMemory
-	return s
 }
 
 func readerDef(maxTurns int) agents.Definition {
@@ -69,9 +59,9 @@ func TestSubagentCompletesTask(t *testing.T) {
 	)
 	read := &fakeTool{name: "read", kind: tools.KindRead}
 	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, []tools.Tool{read}), nil)
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	evs := run(t, s, "ask the reader")
-	if last(evs).AgentEnd.Reason != EndCompleted {
+	if last(evs).AgentEnd.Reason != runtime.EndCompleted {
 		t.Fatalf("parent ended %+v", last(evs).AgentEnd)
 	}
 	if read.Calls() != 1 {
@@ -82,7 +72,7 @@ func TestSubagentCompletesTask(t *testing.T) {
 		t.Errorf("parent got %q, want %q", got, want)
 	}
 	var threads int
-	for _, ev := range find(evs, EventToolUpdate) {
+	for _, ev := range find(evs, runtime.EventToolUpdate) {
 		if ev.ToolUpdate.RequestID == "p1" && strings.HasSuffix(ev.ToolUpdate.Data["threadId"].(string), ".reader.p1") {
 			threads++
 		}
@@ -106,10 +96,10 @@ func TestSubagentThoughtsForwarded(t *testing.T) {
 		textTurn("Thought about."),
 	)
 	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, nil), nil)
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	evs := run(t, s, "ask the reader")
 	var texts []string
-	for _, ev := range find(evs, EventToolUpdate) {
+	for _, ev := range find(evs, runtime.EventToolUpdate) {
 		for _, p := range ev.ToolUpdate.Content {
 			texts = append(texts, p.Text)
 		}
@@ -130,7 +120,7 @@ func TestSubagentWithoutCompleteTask(t *testing.T) {
 		textTurn("The reader gave up."),
 	)
 	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, nil), nil)
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	run(t, s, "ask the reader")
 	got := subagentResult(t, b, "p1")
 	if !strings.Contains(got, "Termination Reason: ERROR_NO_COMPLETE_TASK_CALL") ||
@@ -154,7 +144,7 @@ func TestSubagentMaxTurnsThenGrace(t *testing.T) {
 	)
 	read := &fakeTool{name: "read", kind: tools.KindRead}
 	sub := newSubagentTool([]agents.Definition{readerDef(2)}, childFactory(t, b, []tools.Tool{read}), nil)
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	run(t, s, "go")
 	got := subagentResult(t, b, "p1")
 	if !strings.Contains(got, "Termination Reason: GOAL") || !strings.Contains(got, "read a and b") {
@@ -181,13 +171,13 @@ func TestSubagentAbortStopsTheChild(t *testing.T) {
 		callTurn("", fc("k1", "read", map[string]any{"path": "a"})),
 	)
 	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, []tools.Tool{slow}), nil)
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
-	id, err := s.Send(t.Context(), TextMessage("go"))
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
+	id, err := s.Send(t.Context(), runtime.TextMessage("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-started
-	s.Abort(ErrAborted)
+	s.Abort(runtime.ErrAborted)
 	select {
 	case cause := <-stopped:
 		if cause == nil {
@@ -197,7 +187,7 @@ func TestSubagentAbortStopsTheChild(t *testing.T) {
 		t.Fatal("the child's tool was not stopped by the parent's abort")
 	}
 	evs := collectStream(t, s, id)
-	if last(evs).AgentEnd.Reason != EndAborted {
+	if last(evs).AgentEnd.Reason != runtime.EndAborted {
 		t.Errorf("parent ended %+v, want aborted", last(evs).AgentEnd)
 	}
 }
@@ -214,13 +204,13 @@ func TestSubagentConfirmationReachesParent(t *testing.T) {
 	)
 	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
 	var asked []string
-	approver := approverFunc(func(_ context.Context, r ApprovalRequest) (Outcome, error) {
+	approver := approverFunc(func(_ context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
 		asked = append(asked, r.DisplayName)
-		return ProceedOnce, nil
+		return runtime.ProceedOnce, nil
 	})
 	def := agents.Definition{Name: "writer", Kind: agents.KindLocal, Description: "Edits.", SystemPrompt: "You edit.", Tools: []string{"edit"}}
 	sub := newSubagentTool([]agents.Definition{def}, childFactory(t, b, []tools.Tool{edit}), approver)
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}, Approver: approver})
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}, Approver: approver})
 	run(t, s, "go")
 	if len(asked) != 1 || asked[0] != "writer › Fake edit" || edit.Calls() != 1 {
 		t.Errorf("asked %q, edit ran %d times; want one question naming the agent, then the edit", asked, edit.Calls())
@@ -253,7 +243,7 @@ func TestSubagentTimeout(t *testing.T) {
 			)
 			sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, []tools.Tool{stuck}), nil)
 			sub.timeout = 20 * time.Millisecond
-			s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+			s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 			run(t, s, "go")
 			if got := subagentResult(t, b, "p1"); !strings.HasSuffix(got, tc.want) {
 				t.Errorf("parent got %q, want …%q", got, tc.want)
@@ -276,14 +266,14 @@ func TestSubagentDeadlinePausesForConfirmation(t *testing.T) {
 	)
 	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
 	const limit = 200 * time.Millisecond
-	slowHuman := approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) {
+	slowHuman := approverFunc(func(context.Context, runtime.ApprovalRequest) (runtime.Outcome, error) {
 		time.Sleep(5 * limit) // well past the limit, had it kept running
-		return ProceedOnce, nil
+		return runtime.ProceedOnce, nil
 	})
 	def := agents.Definition{Name: "writer", Kind: agents.KindLocal, Description: "Edits.", Tools: []string{"edit"}}
 	sub := newSubagentTool([]agents.Definition{def}, childFactory(t, b, []tools.Tool{edit}), slowHuman)
 	sub.timeout = limit
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}, Approver: slowHuman})
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}, Approver: slowHuman})
 	run(t, s, "go")
 	if got := subagentResult(t, b, "p1"); !strings.Contains(got, "Termination Reason: GOAL") || edit.Calls() != 1 {
 		t.Errorf("parent got %q, edit ran %d times", got, edit.Calls())
@@ -328,7 +318,7 @@ func TestSubagentMaxTurnsFails(t *testing.T) {
 	)
 	read := &fakeTool{name: "read", kind: tools.KindRead}
 	sub := newSubagentTool([]agents.Definition{readerDef(2)}, childFactory(t, b, []tools.Tool{read}), nil)
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{sub}})
+	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	run(t, s, "go")
 	want := "Subagent 'reader' finished.\nTermination Reason: MAX_TURNS\nResult:\nAgent reached max turns limit (2)."
 	if got := subagentResult(t, b, "p1"); got != want {
