@@ -78,7 +78,7 @@ func BenchmarkResume1000(b *testing.B) {
 		}
 		// One turn masks the old outputs and stores the masked view, as
 		// the session's last turn did before it was left.
-		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
+		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{B: backend}, SessionService: store, Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func BenchmarkResume1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{b: backend}, SessionService: store, Logger: quiet})
+		sess, err := FromSettings(ctx, &s, Options{SessionID: "resume-1000", Resolver: fixedResolver{B: backend}, SessionService: store, Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func BenchmarkSubagentStart(b *testing.B) {
 				}}}, FinishReason: genai.FinishReasonStop}},
 			}}}}
 			def := agents.Definition{Name: "helper", Kind: agents.KindLocal, Description: "Helps.", SystemPrompt: "You help."}
-			parent, err := FromSettings(ctx, &s, Options{Resolver: fixedResolver{b: backend}, Agents: []agents.Definition{def},
+			parent, err := FromSettings(ctx, &s, Options{Resolver: fixedResolver{B: backend}, Agents: []agents.Definition{def},
 				SessionService: svc, Logger: quiet})
 			if err != nil {
 				b.Fatal(err)
@@ -241,7 +241,7 @@ func BenchmarkStreamedAnswer(b *testing.B) {
 	b.Run("plain", func(b *testing.B) {
 		s, err := runtime.New(context.Background(), runtime.Config{
 			Model:          "gemini-2.5-flash",
-			Resolver:       fixedResolver{b: backend},
+			Resolver:       fixedResolver{B: backend},
 			Instruction:    runtime.SystemPrompt,
 			SessionService: &fixedHistory{base: history(20)},
 			Logger:         slog.New(slog.DiscardHandler),
@@ -259,7 +259,7 @@ func BenchmarkStreamedAnswer(b *testing.B) {
 		settings.Model.Name = "gemini-2.5-flash"
 		quiet := slog.New(slog.DiscardHandler)
 		s, err := FromSettings(context.Background(), &settings, Options{
-			Resolver: fixedResolver{b: backend}, SessionService: &fixedHistory{base: history(20)},
+			Resolver: fixedResolver{B: backend}, SessionService: &fixedHistory{base: history(20)},
 			Agents: []agents.Definition{}, Logger: quiet,
 		})
 		if err != nil {

@@ -54,7 +54,7 @@ func TestFailedBuildDropsTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeStore()
-	_, err = FromSettings(t.Context(), s, Options{SessionID: "failed-1", Resolver: fixedResolver{b: newScript()}, SessionService: store})
+	_, err = FromSettings(t.Context(), s, Options{SessionID: "failed-1", Resolver: fixedResolver{B: newScript()}, SessionService: store})
 	if !errors.Is(err, runtime.ErrSetup) {
 		t.Fatalf("FromSettings = %v, want ErrSetup", err)
 	}

@@ -48,7 +48,7 @@ func TestMaskingPersistsToTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := FromSettings(t.Context(), s, Options{SessionID: "masked-1", Resolver: fixedResolver{b: b}, SessionService: store})
+	sess, err := FromSettings(t.Context(), s, Options{SessionID: "masked-1", Resolver: fixedResolver{B: b}, SessionService: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestMaskingPersistsToTheStore(t *testing.T) {
 			t.Errorf("%s: newest output changed: %.80q", what, got["r3"])
 		}
 	}
-	check("last request", outputs(reqs[len(reqs)-1].contents))
+	check("last request", outputs(reqs[len(reqs)-1].Contents))
 
 	reopened, err := sessions.OpenSQLite(context.Background(), s.Session.Path)
 	if err != nil {

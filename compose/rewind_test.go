@@ -30,7 +30,7 @@ func TestSessionRewind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeStore()
-	sess, err := FromSettings(t.Context(), s, Options{SessionID: "rw", Resolver: fixedResolver{b: b}, SessionService: store})
+	sess, err := FromSettings(t.Context(), s, Options{SessionID: "rw", Resolver: fixedResolver{B: b}, SessionService: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +76,11 @@ func TestSessionRewind(t *testing.T) {
 
 	run(t, sess, "third question")
 	reqs := b.Requests()
-	got := summarize(reqs[len(reqs)-1].contents)
+	got := summarize(reqs[len(reqs)-1].Contents)
 	want := []string{"read a.txt", "looking", "fr:read_file", "a.txt says alpha", "third question"}
 	// The content processor puts the session context in front of the
 	// first prompt, as the first part of its turn.
-	if c := reqs[len(reqs)-1].contents[0]; len(c.Parts) == 2 {
+	if c := reqs[len(reqs)-1].Contents[0]; len(c.Parts) == 2 {
 		got[0] = c.Parts[1].Text
 	}
 	if len(got) > len(want) {
@@ -89,7 +89,7 @@ func TestSessionRewind(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the request after the rewind (-want +got):\n%s", d)
 	}
-	last := reqs[len(reqs)-1].contents
+	last := reqs[len(reqs)-1].Contents
 	var fcSeen bool
 	for _, c := range last {
 		for _, p := range c.Parts {

@@ -29,7 +29,7 @@ func TestSubagentAbortKillsChildShell(t *testing.T) {
 		textTurn("back"),
 	)
 	def := agents.Definition{Name: "runner", Kind: agents.KindLocal, Description: "Runs commands.", Tools: []string{"run_shell_command"}}
-	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{b: b}, Agents: []agents.Definition{def},
+	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{B: b}, Agents: []agents.Definition{def},
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func TestSubagentFromSettings(t *testing.T) {
 	temp := 0.25
 	def := agents.Definition{Name: "reader", Kind: agents.KindLocal, Description: "Reads.", SystemPrompt: "You are the reader.",
 		Tools: []string{"read_file", "glob"}, Temperature: &temp}
-	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{b: b}, Agents: []agents.Definition{def},
+	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{B: b}, Agents: []agents.Definition{def},
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -80,11 +80,11 @@ func TestSubagentFromSettings(t *testing.T) {
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	child := reqs[1].config
+	child := reqs[1].Config
 	if child.Temperature == nil || *child.Temperature != 0.25 || child.TopP == nil || *child.TopP != 0.95 {
 		t.Errorf("child sampling: temperature %v topP %v", child.Temperature, child.TopP)
 	}
-	if p := reqs[0].config; p.Temperature != nil && *p.Temperature == 0.25 {
+	if p := reqs[0].Config; p.Temperature != nil && *p.Temperature == 0.25 {
 		t.Error("the parent's call got the child's temperature")
 	}
 	var names []string
@@ -153,7 +153,7 @@ func TestRemoteAgentsNeedAnInvoker(t *testing.T) {
 	var logs bytes.Buffer
 	remoteDef := agents.Definition{Name: "helper", Kind: agents.KindRemote, Description: "Answers.", AgentCardURL: "http://127.0.0.1:1/card"}
 	defs := []agents.Definition{remoteDef, readerDef(0)}
-	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{b: newScript()}, Agents: defs,
+	parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{B: newScript()}, Agents: defs,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

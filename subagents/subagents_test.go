@@ -29,7 +29,7 @@ func childFactory(t *testing.T, b *script, all []tools.Tool) Factory {
 			maxTurns = DefaultMaxTurns
 		}
 		return runtime.New(ctx, runtime.Config{
-			SessionID: id, Model: "gemini-2.5-flash", Resolver: fixedResolver{b: b},
+			SessionID: id, Model: "gemini-2.5-flash", Resolver: fixedResolver{B: b},
 			Instruction: def.SystemPrompt + Rules, Tools: append(ts, extra...),
 			Approver: approver, MaxTurns: maxTurns, Retry: runtime.RetryConfig{NewTimer: (&timers{}).New},
 		})
@@ -57,7 +57,7 @@ func TestSubagentCompletesTask(t *testing.T) {
 		callTurn("", fc("k2", CompleteTaskToolName, map[string]any{"result": "a.go declares package a"})),
 		textTurn("The reader says a.go declares package a."),
 	)
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	sub := newSubagentTool([]agents.Definition{readerDef(0)}, childFactory(t, b, []tools.Tool{read}), nil)
 	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	evs := run(t, s, "ask the reader")
@@ -89,7 +89,7 @@ func TestSubagentCompletesTask(t *testing.T) {
 // stream as the text of its tool_updates, as its answer text does.
 func TestSubagentThoughtsForwarded(t *testing.T) {
 	thinking := callTurn("", fc("k1", CompleteTaskToolName, map[string]any{"result": "done"}))
-	thinking.chunks[0].Candidates[0].Content.Parts = append([]*genai.Part{{Text: "**Plan** read nothing", Thought: true}}, thinking.chunks[0].Candidates[0].Content.Parts...)
+	thinking.Chunks[0].Candidates[0].Content.Parts = append([]*genai.Part{{Text: "**Plan** read nothing", Thought: true}}, thinking.Chunks[0].Candidates[0].Content.Parts...)
 	b := newScript(
 		callTurn("", fc("p1", InvokeAgentToolName, map[string]any{"agent_name": "reader", "prompt": "think"})),
 		thinking,
@@ -142,7 +142,7 @@ func TestSubagentMaxTurnsThenGrace(t *testing.T) {
 		callTurn("", fc("k3", CompleteTaskToolName, map[string]any{"result": "read a and b"})),
 		textTurn("ok"),
 	)
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	sub := newSubagentTool([]agents.Definition{readerDef(2)}, childFactory(t, b, []tools.Tool{read}), nil)
 	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	run(t, s, "go")
@@ -160,7 +160,7 @@ func TestSubagentMaxTurnsThenGrace(t *testing.T) {
 func TestSubagentAbortStopsTheChild(t *testing.T) {
 	started := make(chan struct{})
 	stopped := make(chan error, 1)
-	slow := &fakeTool{name: "read", kind: tools.KindRead, run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
+	slow := &fakeTool{ToolName: "read", ToolKind: tools.KindRead, Run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
 		close(started)
 		<-ctx.Done()
 		stopped <- context.Cause(ctx)
@@ -202,7 +202,7 @@ func TestSubagentConfirmationReachesParent(t *testing.T) {
 		callTurn("", fc("k2", CompleteTaskToolName, map[string]any{"result": "edited"})),
 		textTurn("ok"),
 	)
-	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
+	edit := &fakeTool{ToolName: "edit", ToolKind: tools.KindEdit}
 	var asked []string
 	approver := approverFunc(func(_ context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
 		asked = append(asked, r.DisplayName)
@@ -231,7 +231,7 @@ func TestSubagentTimeout(t *testing.T) {
 		{"not even then", textTurn("sorry"), "Termination Reason: TIMEOUT\nResult:\nAgent timed out after 20ms."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stuck := &fakeTool{name: "read", kind: tools.KindRead, run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
+			stuck := &fakeTool{ToolName: "read", ToolKind: tools.KindRead, Run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
 				<-ctx.Done()
 				return tools.Result{}, context.Cause(ctx)
 			}}
@@ -264,7 +264,7 @@ func TestSubagentDeadlinePausesForConfirmation(t *testing.T) {
 		callTurn("", fc("k2", CompleteTaskToolName, map[string]any{"result": "edited"})),
 		textTurn("ok"),
 	)
-	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
+	edit := &fakeTool{ToolName: "edit", ToolKind: tools.KindEdit}
 	const limit = 200 * time.Millisecond
 	slowHuman := approverFunc(func(context.Context, runtime.ApprovalRequest) (runtime.Outcome, error) {
 		time.Sleep(5 * limit) // well past the limit, had it kept running
@@ -316,7 +316,7 @@ func TestSubagentMaxTurnsFails(t *testing.T) {
 		textTurn("still reading"),
 		textTurn("ok"),
 	)
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	sub := newSubagentTool([]agents.Definition{readerDef(2)}, childFactory(t, b, []tools.Tool{read}), nil)
 	s := newTestSession(t, b, runtime.Config{Tools: []tools.Tool{sub}})
 	run(t, s, "go")
