@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/modeltest"
 	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/internal/sessiontest"
 	"google.golang.org/adk/v2/model"
@@ -24,16 +25,16 @@ import (
 // The scripted model, tool and session helpers of package sessiontest,
 // under the short names this package's tests use.
 type (
-	turn          = sessiontest.Turn
-	fixedResolver = sessiontest.FixedResolver
-	timers        = sessiontest.Timers
+	turn          = modeltest.Turn
+	fixedResolver = modeltest.FixedResolver
+	timers        = modeltest.Timers
 )
 
 var (
-	newScript     = sessiontest.NewScript
-	textTurn      = sessiontest.TextTurn
-	callTurn      = sessiontest.CallTurn
-	fc            = sessiontest.FC
+	newScript     = modeltest.NewScript
+	textTurn      = modeltest.TextTurn
+	callTurn      = modeltest.CallTurn
+	fc            = modeltest.FC
 	collectStream = sessiontest.CollectStream
 	types         = sessiontest.Types
 	last          = sessiontest.Last

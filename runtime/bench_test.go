@@ -158,7 +158,7 @@ func benchModelCall(b *testing.B, n int, routed bool) {
 	}
 	s, err := New(context.Background(), Config{
 		Model:          "gemini-2.5-flash",
-		Resolver:       fixedResolver{b: instant{chunks: textTurn("Hello ", "there, ", "friend.").chunks}},
+		Resolver:       fixedResolver{B: instant{chunks: textTurn("Hello ", "there, ", "friend.").Chunks}},
 		Instruction:    SystemPrompt,
 		Chain:          chain,
 		Routing:        routes,
@@ -196,12 +196,12 @@ func benchModelCall(b *testing.B, n int, routed bool) {
 func BenchmarkAbort(b *testing.B) {
 	b.Run("model-stream", func(b *testing.B) {
 		sc := newScript()
-		s, err := New(context.Background(), Config{Model: "gemini-2.5-flash", Resolver: fixedResolver{b: sc}})
+		s, err := New(context.Background(), Config{Model: "gemini-2.5-flash", Resolver: fixedResolver{B: sc}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		benchAbort(b, s, func() { sc.add(turn{chunks: textTurn("working").chunks[:1], block: true}) }, sc.started)
+		benchAbort(b, s, func() { sc.Add(turn{Chunks: textTurn("working").Chunks[:1], Block: true}) }, sc.Started)
 	})
 	b.Run("shell-command", func(b *testing.B) {
 		ws := b.TempDir()
@@ -212,7 +212,7 @@ func BenchmarkAbort(b *testing.B) {
 		defer set.Close()
 		sc := newScript()
 		started := make(chan int, 1)
-		s, err := New(context.Background(), Config{Model: "gemini-2.5-flash", Resolver: fixedResolver{b: sc}, Tools: set.Tools(), Policy: mustPolicy(b, "yolo")})
+		s, err := New(context.Background(), Config{Model: "gemini-2.5-flash", Resolver: fixedResolver{B: sc}, Tools: set.Tools(), Policy: mustPolicy(b, "yolo")})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -227,10 +227,10 @@ func BenchmarkAbort(b *testing.B) {
 		})
 		defer unsub()
 		benchAbort(b, s, func() {
-			sc.add(callTurn("", fc("", "run_shell_command", map[string]any{"command": "echo started; sleep 30"})))
+			sc.Add(callTurn("", fc("", "run_shell_command", map[string]any{"command": "echo started; sleep 30"})))
 			// Drain the script's own start signal; the shell's first
 			// output says the command is running.
-			go func() { <-sc.started }()
+			go func() { <-sc.Started }()
 		}, started)
 	})
 }

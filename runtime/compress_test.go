@@ -38,7 +38,7 @@ const adkContinue = "Continue processing previous requests as instructed. Exit o
 // usageTurn is a text turn whose response reports promptTokens.
 func usageTurn(text string, promptTokens int32) turn {
 	tn := textTurn(text)
-	tn.chunks[0].UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: promptTokens, TotalTokenCount: promptTokens + 1}
+	tn.Chunks[0].UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: promptTokens, TotalTokenCount: promptTokens + 1}
 	return tn
 }
 
@@ -76,7 +76,7 @@ func TestRequestContentsMatchesADK(t *testing.T) {
 	}
 	s := newTestSession(t, b, Config{
 		SessionService: store, Plugins: []*plugin.Plugin{check},
-		Tools: []tools.Tool{&fakeTool{name: "read", kind: tools.KindRead}},
+		Tools: []tools.Tool{&fakeTool{ToolName: "read", ToolKind: tools.KindRead}},
 	})
 	run(t, s, "first")
 	run(t, s, "second")
@@ -113,7 +113,7 @@ func TestCompressionRewritesSession(t *testing.T) {
 	var hooks []string
 	s := newTestSession(t, b, Config{
 		SessionService: store, TempDir: dir,
-		Tools: []tools.Tool{&fakeTool{name: "read", kind: tools.KindRead}},
+		Tools: []tools.Tool{&fakeTool{ToolName: "read", ToolKind: tools.KindRead}},
 		Compression: &CompressionConfig{
 			Store:      store,
 			TokenLimit: func(string) int { return 1000 },
@@ -150,11 +150,11 @@ func TestCompressionRewritesSession(t *testing.T) {
 		t.Fatalf("%d model requests, want 6", len(reqs))
 	}
 	for i, r := range reqs[3:5] {
-		if r.model != "gemini-2.5-flash" {
-			t.Errorf("utility call %d went to %s, want gemini-2.5-flash", i, r.model)
+		if r.Model != "gemini-2.5-flash" {
+			t.Errorf("utility call %d went to %s, want gemini-2.5-flash", i, r.Model)
 		}
 	}
-	if first := reqs[3].contents[0].Parts[0].Text; first != "first question" {
+	if first := reqs[3].Contents[0].Parts[0].Text; first != "first question" {
 		t.Errorf("the summariser saw %q first, want the original history", first)
 	}
 	wantTexts := []string{
@@ -162,7 +162,7 @@ func TestCompressionRewritesSession(t *testing.T) {
 		"second question", "fc:read", "fr:read", "read it",
 		"third question",
 	}
-	if d := cmp.Diff(wantTexts, summarize(reqs[5].contents)); d != "" {
+	if d := cmp.Diff(wantTexts, summarize(reqs[5].Contents)); d != "" {
 		t.Errorf("the chat request after compression (-want +got):\n%s", d)
 	}
 	// The stored session holds the same history, and the next turn builds
@@ -176,7 +176,7 @@ func TestCompressionRewritesSession(t *testing.T) {
 	if len(hooks) != 1 {
 		t.Errorf("compression attempted again right after compressing: %v", hooks)
 	}
-	if got := summarize(b.Requests()[6].contents); got[0] != "<state_snapshot>final</state_snapshot>" || got[len(got)-1] != "fourth question" {
+	if got := summarize(b.Requests()[6].Contents); got[0] != "<state_snapshot>final</state_snapshot>" || got[len(got)-1] != "fourth question" {
 		t.Errorf("the next turn's request = %v", got)
 	}
 }
@@ -189,7 +189,7 @@ func TestCompressionFailureLeavesSession(t *testing.T) {
 	store := openTestStore(t, filepath.Join(dir, "s.db"))
 	b := newScript(
 		usageTurn(strings.Repeat("long ", 500), 900),
-		turn{err: errors.New("summariser is down")},
+		turn{Err: errors.New("summariser is down")},
 		textTurn("second answer"),
 	)
 	s := newTestSession(t, b, Config{
@@ -204,7 +204,7 @@ func TestCompressionFailureLeavesSession(t *testing.T) {
 	}
 	reqs := b.Requests()
 	wantReq := append(summarize(before[:len(before)-1]), "second question")
-	if d := cmp.Diff(wantReq, summarize(reqs[2].contents)); d != "" {
+	if d := cmp.Diff(wantReq, summarize(reqs[2].Contents)); d != "" {
 		t.Errorf("the request after a failed compression (-want +got):\n%s", d)
 	}
 	for _, ev := range find(evs, EventCustom) {

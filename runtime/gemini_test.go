@@ -67,7 +67,7 @@ func TestGeminiToolLoop(t *testing.T) {
 		fakegemini.Text("It is ", "42."),
 	)
 	var keys []string
-	lookup := &fakeTool{name: "lookup", kind: tools.KindRead, run: func(_ context.Context, c tools.Call) (tools.Result, error) {
+	lookup := &fakeTool{ToolName: "lookup", ToolKind: tools.KindRead, Run: func(_ context.Context, c tools.Call) (tools.Result, error) {
 		keys = append(keys, c.Args["key"].(string))
 		return tools.Result{LLMContent: "value of " + c.Args["key"].(string)}, nil
 	}}

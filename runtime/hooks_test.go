@@ -71,7 +71,7 @@ func hookWarnings(evs []Event) []string {
 
 func TestHookBeforeToolBlocks(t *testing.T) {
 	b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("ok"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeTool: cmd(hookScript(t, `echo "reading is off today" >&2; exit 2`))})
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Hooks: r})
 	run(t, s, "go")
@@ -86,7 +86,7 @@ func TestHookBeforeToolBlocks(t *testing.T) {
 func TestHookBeforeToolRewritesInput(t *testing.T) {
 	b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a", "n": 1})), textTurn("ok"))
 	var got map[string]any
-	read := &fakeTool{name: "read", kind: tools.KindRead, run: func(_ context.Context, c tools.Call) (tools.Result, error) {
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead, Run: func(_ context.Context, c tools.Call) (tools.Result, error) {
 		got = c.Args
 		return tools.Result{LLMContent: "read"}, nil
 	}}
@@ -101,7 +101,7 @@ func TestHookBeforeToolRewritesInput(t *testing.T) {
 
 func TestHookAfterToolAddsContext(t *testing.T) {
 	b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("ok"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.AfterTool: cmd(hookScript(t,
 		`echo '{"hookSpecificOutput":{"additionalContext":"the file is generated <do not edit>"}}'`))})
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Hooks: r})
@@ -123,7 +123,7 @@ func TestHookFailuresNeverFailTheRun(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("ok"))
-			read := &fakeTool{name: "read", kind: tools.KindRead}
+			read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 			s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Hooks: hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeTool: def})})
 			evs := run(t, s, "go")
 			if read.Calls() != 1 || last(evs).AgentEnd.Reason != EndCompleted {
@@ -136,7 +136,7 @@ func TestHookFailuresNeverFailTheRun(t *testing.T) {
 	}
 	// Plain text on exit 0 is an allow with a message for the user.
 	b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("ok"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Hooks: hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeTool: cmd(hookScript(t, "echo not json"))})})
 	evs := run(t, s, "go")
 	if read.Calls() != 1 || !slicesContain(hookWarnings(evs), "not json") {
@@ -234,14 +234,14 @@ func TestHookAfterAgentAsksForAnotherTurn(t *testing.T) {
 // declarations the model sees and the tools that can run.
 func TestHookBeforeToolSelection(t *testing.T) {
 	b := newScript(callTurn("", fc("c1", "write", map[string]any{})), textTurn("ok"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
-	write := &fakeTool{name: "write", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
+	write := &fakeTool{ToolName: "write", ToolKind: tools.KindRead}
 	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeToolSelection: cmd(hookScript(t,
 		`echo '{"hookSpecificOutput":{"toolConfig":{"mode":"ANY","allowedFunctionNames":["read"]}}}'`))})
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read, write}, Hooks: r})
 	run(t, s, "go")
 	var names []string
-	for _, tl := range b.Requests()[0].config.Tools {
+	for _, tl := range b.Requests()[0].Config.Tools {
 		for _, d := range tl.FunctionDeclarations {
 			names = append(names, d.Name)
 		}
@@ -258,7 +258,7 @@ func TestHookBeforeToolSelection(t *testing.T) {
 func TestHookNotification(t *testing.T) {
 	dump := filepath.Join(t.TempDir(), "notification.json")
 	b := newScript(callTurn("", fc("c1", "edit", map[string]any{"path": "a"})), textTurn("ok"))
-	edit := &fakeTool{name: "edit", kind: tools.KindEdit}
+	edit := &fakeTool{ToolName: "edit", ToolKind: tools.KindEdit}
 	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.Notification: cmd(hookScript(t, "cat > "+dump))})
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{edit}, Hooks: r, Approver: approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) { return ProceedOnce, nil })})
 	run(t, s, "go")
@@ -275,7 +275,7 @@ func TestHookNotification(t *testing.T) {
 // goes to the approver when a BeforeTool hook answers ask.
 func TestHookAskForcesConfirmation(t *testing.T) {
 	b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("ok"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	var asked int
 	approver := approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) { asked++; return Cancel, nil })
 	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeTool: cmd(hookScript(t, `echo '{"decision":"ask"}'`))})
@@ -294,10 +294,10 @@ func TestHookAfterModelReplacesResponse(t *testing.T) {
 		`echo '{"hookSpecificOutput":{"llm_response":{"candidates":[{"content":{"role":"model","parts":["[redacted]"]}}]}}}'`))})
 	s := newTestSession(t, b, Config{Hooks: r})
 	run(t, s, "tell me")
-	b.add(textTurn("ok"))
+	b.Add(textTurn("ok"))
 	run(t, s, "again")
 	var history []string
-	for _, c := range b.Requests()[1].contents {
+	for _, c := range b.Requests()[1].Contents {
 		if c.Role == genai.RoleModel {
 			history = append(history, promptText(c))
 		}

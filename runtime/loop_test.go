@@ -27,8 +27,8 @@ func loopEnd(t *testing.T, evs []Event) {
 
 // lastUserText is the text of the last user content of a request.
 func lastUserText(r recordedRequest) string {
-	for i := len(r.contents) - 1; i >= 0; i-- {
-		c := r.contents[i]
+	for i := len(r.Contents) - 1; i >= 0; i-- {
+		c := r.Contents[i]
 		if c.Role == genai.RoleUser {
 			var b strings.Builder
 			for _, p := range c.Parts {
@@ -50,7 +50,7 @@ func TestLoopIdenticalToolCalls(t *testing.T) {
 		turns = append(turns, callTurn("", fc(fmt.Sprintf("c%d", i), "read", map[string]any{"path": "a.go"})))
 	}
 	b := newScript(turns...)
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, LoopDetection: &LoopConfig{}})
 	evs := run(t, s, "fix the bug")
 	loopEnd(t, evs)
@@ -66,12 +66,12 @@ func TestLoopIdenticalToolCalls(t *testing.T) {
 		t.Errorf("the recovery turn's prompt is %q, want gemini-cli's feedback", got)
 	}
 	// No call is left unanswered in the session for the next request.
-	b.add(textTurn("Here is what I found."))
+	b.Add(textTurn("Here is what I found."))
 	evs = run(t, s, "what now?")
 	if end := last(evs); end.AgentEnd.Reason != EndCompleted || len(find(evs, EventError)) != 0 {
 		t.Fatalf("the next prompt ended %+v with errors %+v", end.AgentEnd, find(evs, EventError))
 	}
-	for _, c := range b.Requests()[6].contents {
+	for _, c := range b.Requests()[6].Contents {
 		for _, p := range c.Parts {
 			if p.FunctionCall != nil && p.FunctionCall.ID == "c5" {
 				t.Error("the call that tripped the detector reached the history")
@@ -99,7 +99,7 @@ func TestLoopRepeatedChunks(t *testing.T) {
 	if len(reqs) != 2 || !strings.HasPrefix(lastUserText(reqs[1]), "System: Potential loop detected.") {
 		t.Fatalf("%d requests (last prompt %q), want the recovery turn second", len(reqs), lastUserText(reqs[len(reqs)-1]))
 	}
-	b.add(textTurn("Done."))
+	b.Add(textTurn("Done."))
 	if evs := run(t, s, "and now?"); last(evs).AgentEnd.Reason != EndCompleted {
 		t.Fatalf("the session is not usable after a loop: %+v", last(evs))
 	}
@@ -133,7 +133,7 @@ func TestLoopLLMCheck(t *testing.T) {
 		verdict(0.95), verdict(0.97), // the check before the third call
 		textTurn("I will try something else."),
 	)
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read},
 		LoopDetection: &LoopConfig{Detector: loopdetect.Config{LLMCheckAfterTurns: 3, LLMCheckInterval: 3}}})
 	evs := run(t, s, "explore")
@@ -144,10 +144,10 @@ func TestLoopLLMCheck(t *testing.T) {
 	if len(reqs) != 5 {
 		t.Fatalf("%d requests, want 5", len(reqs))
 	}
-	if reqs[2].model != "gemini-3-flash-preview" || reqs[3].model != "gemini-3-pro-preview" {
-		t.Errorf("the checks asked %s then %s, want gemini-3-flash-preview then gemini-3-pro-preview", reqs[2].model, reqs[3].model)
+	if reqs[2].Model != "gemini-3-flash-preview" || reqs[3].Model != "gemini-3-pro-preview" {
+		t.Errorf("the checks asked %s then %s, want gemini-3-flash-preview then gemini-3-pro-preview", reqs[2].Model, reqs[3].Model)
 	}
-	if reqs[2].config.SystemInstruction == nil || !strings.Contains(reqs[2].config.SystemInstruction.Parts[0].Text, "unproductive") {
+	if reqs[2].Config.SystemInstruction == nil || !strings.Contains(reqs[2].Config.SystemInstruction.Parts[0].Text, "unproductive") {
 		t.Error("the check did not carry the loop-detection system prompt")
 	}
 	if got := lastUserText(reqs[4]); !strings.HasPrefix(got, "System: Potential loop detected. Details: going in circles") {

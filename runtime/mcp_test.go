@@ -26,7 +26,7 @@ func TestMCPApprovals(t *testing.T) {
 	for _, trust := range []bool{false, true} {
 		asked = nil
 		b := newScript(callTurn("", fc("c1", "docs__search_docs", map[string]any{"q": "x"})), textTurn("ok"))
-		tool := &mcpFake{fakeTool: fakeTool{name: "docs__search_docs", kind: tools.KindOther}, trust: trust}
+		tool := &mcpFake{fakeTool: fakeTool{ToolName: "docs__search_docs", ToolKind: tools.KindOther}, trust: trust}
 		s := newTestSession(t, b, Config{Tools: []tools.Tool{tool}, Approver: approver})
 		run(t, s, "search")
 		if tool.Calls() != 1 {
@@ -50,7 +50,7 @@ func TestMCPDenied(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := newScript(callTurn("", fc("c1", "docs__search_docs", map[string]any{"q": "x"})), textTurn("ok"))
-			tool := &mcpFake{fakeTool: fakeTool{name: "docs__search_docs", kind: tools.KindOther}}
+			tool := &mcpFake{fakeTool: fakeTool{ToolName: "docs__search_docs", ToolKind: tools.KindOther}}
 			s := newTestSession(t, b, Config{Tools: []tools.Tool{tool}, Approver: approver})
 			run(t, s, "search")
 			if tool.Calls() != 0 {

@@ -24,7 +24,7 @@ func TestParityThoughtsNotResent(t *testing.T) {
 		),
 		fakegemini.Text("ok"),
 	)
-	read := &fakeTool{name: "read_file", kind: tools.KindRead, run: func(context.Context, tools.Call) (tools.Result, error) {
+	read := &fakeTool{ToolName: "read_file", ToolKind: tools.KindRead, Run: func(context.Context, tools.Call) (tools.Result, error) {
 		return tools.Result{LLMContent: "a\nb\nc\n"}, nil
 	}}
 	s, _ := contextSession(t, srv, Config{Tools: []tools.Tool{read}})
@@ -73,7 +73,7 @@ func TestThoughtSignatureKept(t *testing.T) {
 // prompt from its history instead).
 func TestInterruptedTurnsGetAPlaceholder(t *testing.T) {
 	started := make(chan struct{})
-	slow := &fakeTool{name: "slow", kind: tools.KindRead, run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
+	slow := &fakeTool{ToolName: "slow", ToolKind: tools.KindRead, Run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
 		close(started)
 		<-ctx.Done()
 		return tools.Result{}, context.Cause(ctx)

@@ -187,7 +187,7 @@ func (b *brokenThenText) GenerateContentStream(context.Context, string, []*genai
 			}
 			return
 		}
-		for _, c := range textTurn("fine").chunks {
+		for _, c := range textTurn("fine").Chunks {
 			if !yield(c, nil) {
 				return
 			}

@@ -92,7 +92,7 @@ func TestUnknownToolParity(t *testing.T) {
 	names := []string{"list_directory", "read_file", "write_todos", "glob"}
 	var ts []tools.Tool
 	for _, n := range names {
-		ts = append(ts, &fakeTool{name: n, kind: tools.KindRead})
+		ts = append(ts, &fakeTool{ToolName: n, ToolKind: tools.KindRead})
 	}
 	s, _ := contextSession(t, srv, Config{Tools: ts})
 	evs := run(t, s, "go")

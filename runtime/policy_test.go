@@ -8,13 +8,13 @@ import (
 )
 
 func TestPolicyModes(t *testing.T) {
-	read := &fakeTool{name: "read_file", kind: tools.KindRead}
-	search := &fakeTool{name: "grep_search", kind: tools.KindSearch}
-	edit := &fakeWriter{fakeTool: fakeTool{name: "write_file", kind: tools.KindEdit}}
+	read := &fakeTool{ToolName: "read_file", ToolKind: tools.KindRead}
+	search := &fakeTool{ToolName: "grep_search", ToolKind: tools.KindSearch}
+	edit := &fakeWriter{fakeTool: fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}}
 	// An edit tool that does not name the files it writes cannot be
 	// checked against the protected paths: auto_edit asks.
-	opaque := &fakeTool{name: "patch", kind: tools.KindEdit}
-	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	opaque := &fakeTool{ToolName: "patch", ToolKind: tools.KindEdit}
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
 	// Rows follow gemini-cli's built-in policy files: read-only always
 	// runs; auto_edit adds edits; yolo runs all; plan runs only read-only.
 	tests := []struct {
@@ -52,7 +52,7 @@ func (f *fakeWriter) WritePaths(args map[string]any) ([]string, error) {
 // in every mode but yolo (plan denies), whatever the allow rules and
 // "always" answers say.
 func TestPolicyProtectedPaths(t *testing.T) {
-	edit := &fakeWriter{fakeTool: fakeTool{name: "write_file", kind: tools.KindEdit}}
+	edit := &fakeWriter{fakeTool: fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}}
 	hook := map[string]any{"file_path": "/w/.git/hooks/pre-commit"}
 	plain := map[string]any{"file_path": "/w/main.go"}
 	tests := []struct {
@@ -90,8 +90,8 @@ func TestPolicyProtectedPaths(t *testing.T) {
 }
 
 func TestPolicyAllowRules(t *testing.T) {
-	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
-	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	edit := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
 	tests := []struct {
 		rules []string
 		tool  *fakeTool
@@ -128,7 +128,7 @@ func TestPolicyAllowRules(t *testing.T) {
 	for _, tc := range tests {
 		p := mustPolicy(t, "default", tc.rules...)
 		if got, _ := p.Decide(tc.tool, map[string]any{"command": tc.cmd}); got != tc.want {
-			t.Errorf("rules %q, %s %q: %v, want %v", tc.rules, tc.tool.name, tc.cmd, got, tc.want)
+			t.Errorf("rules %q, %s %q: %v, want %v", tc.rules, tc.tool.ToolName, tc.cmd, got, tc.want)
 		}
 	}
 	p := mustPolicy(t, "plan", "write_file")
@@ -149,7 +149,7 @@ func TestPolicyErrors(t *testing.T) {
 }
 
 func TestPolicyAllowAlways(t *testing.T) {
-	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
 	p := mustPolicy(t, "default")
 	p.AllowAlways("run_shell_command", map[string]any{"command": "npm test --watch"})
 	for cmd, want := range map[string]Decision{"npm run build": Allow, "npx evil": Ask} {
@@ -164,9 +164,9 @@ func TestPolicyAllowAlways(t *testing.T) {
 // mode and the setting that would let it run.
 func TestDenialNamesWhatAllows(t *testing.T) {
 	const sentence = ` requires user confirmation, which is not supported in non-interactive mode. `
-	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
-	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
-	other := &fakeTool{name: "web_fetch", kind: tools.KindFetch}
+	edit := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
+	other := &fakeTool{ToolName: "web_fetch", ToolKind: tools.KindFetch}
 	tests := []struct {
 		tool *fakeTool
 		args map[string]any
@@ -184,7 +184,7 @@ func TestDenialNamesWhatAllows(t *testing.T) {
 	for _, tc := range tests {
 		want := `Tool execution for "` + tc.tool.DisplayName() + `"` + sentence + tc.want
 		if got := needsConfirmation(tc.tool, tc.args).Error(); got != want {
-			t.Errorf("%s %v:\n got %s\nwant %s", tc.tool.name, tc.args, got, want)
+			t.Errorf("%s %v:\n got %s\nwant %s", tc.tool.ToolName, tc.args, got, want)
 		}
 	}
 	// The suggested rule does allow the call.

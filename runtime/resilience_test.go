@@ -244,8 +244,8 @@ func TestFallbackCarriesNewModelConfig(t *testing.T) {
 	srv := fakegemini.New(t)
 	srv.EnqueueFor("gemini-2.5-pro", fakegemini.RateLimitPerDay())
 	srv.EnqueueFor("gemini-2.5-flash", fakegemini.Text("ok"))
-	lookup := &fakeTool{name: "lookup", kind: tools.KindRead}
-	shell := &fakeTool{name: "shell", kind: tools.KindExecute}
+	lookup := &fakeTool{ToolName: "lookup", ToolKind: tools.KindRead}
+	shell := &fakeTool{ToolName: "shell", ToolKind: tools.KindExecute}
 	settings := settingsWith("gemini-2.5-pro", func(s *config.Settings) {
 		silentChain(s)
 		budget := int32(1234)
@@ -474,14 +474,14 @@ func TestAbortDuringRetrySleep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tm := &timers{block: true, started: make(chan time.Duration, 1)}
+	tm := &timers{Block: true, Started: make(chan time.Duration, 1)}
 	s := geminiSession(t, srv, Config{Routing: routes, Retry: RetryConfig{NewTimer: tm.New}})
 	id, err := s.Send(t.Context(), TextMessage("hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case <-tm.started:
+	case <-tm.Started:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the retry loop never slept")
 	}
@@ -529,7 +529,7 @@ func (m *mutatingBackend) CountTokens(context.Context, string, []*genai.Content,
 
 func TestAttemptsGetTheirOwnRequestCopy(t *testing.T) {
 	b := &mutatingBackend{}
-	s := newTestSession(t, nil, Config{Resolver: fixedResolver{b: b}})
+	s := newTestSession(t, nil, Config{Resolver: fixedResolver{B: b}})
 	if r := last(run(t, s, "original")).AgentEnd.Reason; r != EndCompleted {
 		t.Fatalf("reason %s", r)
 	}

@@ -18,7 +18,7 @@ func TestEventsFromMessagesDeterministic(t *testing.T) {
 		callTurn("looking", fc("r1", "read_file", map[string]any{"file_path": "a.txt"})),
 		textTurn("a.txt says alpha"),
 	)
-	read := &fakeTool{name: "read_file", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read_file", ToolKind: tools.KindRead}
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Transcript: &TranscriptConfig{Path: path}})
 	run(t, s, "read a.txt")
 	rec, err := transcript.Load(path)

@@ -24,7 +24,7 @@ func TestAutoRoutingIsSequenceSticky(t *testing.T) {
 	)
 	srv.EnqueueFor("gemini-2.5-pro", fakegemini.Call("lookup", map[string]any{"key": "a"}), fakegemini.Text("pro answer"))
 	srv.EnqueueFor("gemini-2.5-flash", fakegemini.Text("flash answer"))
-	lookup := &fakeTool{name: "lookup", kind: tools.KindRead}
+	lookup := &fakeTool{ToolName: "lookup", ToolKind: tools.KindRead}
 	s, _, routes := resilient{settings: settingsWith(routing.AliasAutoGemini25, nil), tools: []tools.Tool{lookup}}.start(t, srv)
 
 	evs := run(t, s, "find the bug in the scheduler")

@@ -15,7 +15,7 @@ import (
 
 // lookupTool answers "value of <key>".
 func lookupTool() *fakeTool {
-	return &fakeTool{name: "lookup", kind: tools.KindRead, run: func(_ context.Context, c tools.Call) (tools.Result, error) {
+	return &fakeTool{ToolName: "lookup", ToolKind: tools.KindRead, Run: func(_ context.Context, c tools.Call) (tools.Result, error) {
 		return tools.Result{LLMContent: "value of " + fmt.Sprint(c.Args["key"])}, nil
 	}}
 }

@@ -18,10 +18,10 @@ import (
 
 func TestToolLoopEvents(t *testing.T) {
 	b := newScript(
-		turn{chunks: append(textTurn("Let me ", "look.").chunks[:1], callTurn("look.", fc("c1", "echo", map[string]any{"text": "hi"})).chunks...)},
+		turn{Chunks: append(textTurn("Let me ", "look.").Chunks[:1], callTurn("look.", fc("c1", "echo", map[string]any{"text": "hi"})).Chunks...)},
 		textTurn("Done: ", "hi"),
 	)
-	echo := &fakeTool{name: "echo", kind: tools.KindRead, run: func(_ context.Context, c tools.Call) (tools.Result, error) {
+	echo := &fakeTool{ToolName: "echo", ToolKind: tools.KindRead, Run: func(_ context.Context, c tools.Call) (tools.Result, error) {
 		c.Output("live output")
 		return tools.Result{LLMContent: "echoed hi", Display: "hi"}, nil
 	}}
@@ -92,7 +92,7 @@ func TestToolLoopEvents(t *testing.T) {
 
 func TestSessionUpdateComesBeforeModelOutput(t *testing.T) {
 	// The model fails before any output: session_update{model} is already out.
-	b := newScript(turn{err: errors.New("backend down")})
+	b := newScript(turn{Err: errors.New("backend down")})
 	s := newTestSession(t, b, Config{})
 	evs := run(t, s, "hi")
 	want := []EventType{EventInitialize, EventMessage, EventAgentStart, EventSessionUpdate, EventError, EventAgentEnd}
@@ -117,7 +117,7 @@ func TestResolveErrorsCarryExitCodes(t *testing.T) {
 		{fmt.Errorf("%w: x.jsonl:3: bad", llm.ErrBadReplayFile), "INVALID_ARGUMENT", ExitConfig},
 	}
 	for _, tc := range tests {
-		s := newTestSession(t, nil, Config{Resolver: fixedResolver{err: tc.err}})
+		s := newTestSession(t, nil, Config{Resolver: fixedResolver{Err: tc.err}})
 		evs := run(t, s, "hi")
 		errs := find(evs, EventError)
 		if len(errs) != 1 || errs[0].Error.Status != tc.status || errs[0].Meta["exitCode"] != tc.exitCode {
@@ -131,7 +131,7 @@ func TestResolveErrorsCarryExitCodes(t *testing.T) {
 
 func TestAPIErrorStatus(t *testing.T) {
 	// A 403 is not retried: the one attempt's error is the stream's.
-	b := newScript(turn{err: genai.APIError{Code: 403, Status: "PERMISSION_DENIED", Message: "no access"}})
+	b := newScript(turn{Err: genai.APIError{Code: 403, Status: "PERMISSION_DENIED", Message: "no access"}})
 	s := newTestSession(t, b, Config{})
 	evs := run(t, s, "hi")
 	e := find(evs, EventError)[0]
@@ -171,7 +171,7 @@ func TestFinishReasons(t *testing.T) {
 		t.Run(string(tc.finish)+"/"+tc.invalid, func(t *testing.T) {
 			var turns []turn
 			for range 4 {
-				turns = append(turns, turn{chunks: []*genai.GenerateContentResponse{{Candidates: []*genai.Candidate{{
+				turns = append(turns, turn{Chunks: []*genai.GenerateContentResponse{{Candidates: []*genai.Candidate{{
 					Content: &genai.Content{Role: genai.RoleModel, Parts: tc.parts}, FinishReason: tc.finish,
 				}}}}})
 			}
@@ -211,9 +211,9 @@ func TestSendsRunOneAtATime(t *testing.T) {
 	const n = 12
 	b := newScript()
 	for range n {
-		b.add(callTurn("", fc("", "echo", nil)), textTurn("a", "b"))
+		b.Add(callTurn("", fc("", "echo", nil)), textTurn("a", "b"))
 	}
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{&fakeTool{name: "echo", kind: tools.KindRead}}})
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{&fakeTool{ToolName: "echo", ToolKind: tools.KindRead}}})
 	ids := make(chan string, n)
 	var wg sync.WaitGroup
 	for range n {
@@ -305,7 +305,7 @@ func TestStreamReplaysFinishedStream(t *testing.T) {
 }
 
 func TestAbortMidModelStream(t *testing.T) {
-	b := newScript(turn{chunks: textTurn("partial ").chunks[:1], block: true}, textTurn("second answer"))
+	b := newScript(turn{Chunks: textTurn("partial ").Chunks[:1], Block: true}, textTurn("second answer"))
 	s := newTestSession(t, b, Config{})
 	evs := abortOnFirstDelta(t, s, "first")
 	if r := last(evs).AgentEnd.Reason; r != EndAborted {
@@ -320,7 +320,7 @@ func TestAbortMidModelStream(t *testing.T) {
 		t.Fatalf("second stream reason = %s", r)
 	}
 	second := b.Requests()[1]
-	for _, c := range second.contents {
+	for _, c := range second.Contents {
 		for _, p := range c.Parts {
 			if strings.Contains(p.Text, "partial") {
 				t.Errorf("aborted partial text reached the next request: %+v", c)
@@ -331,7 +331,7 @@ func TestAbortMidModelStream(t *testing.T) {
 
 func TestAbortDuringToolAnswersTheCall(t *testing.T) {
 	started := make(chan struct{})
-	slow := &fakeTool{name: "slow", kind: tools.KindRead, run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
+	slow := &fakeTool{ToolName: "slow", ToolKind: tools.KindRead, Run: func(ctx context.Context, _ tools.Call) (tools.Result, error) {
 		close(started)
 		<-ctx.Done()
 		return tools.Result{}, context.Cause(ctx)
@@ -363,11 +363,11 @@ func TestAbortDuringToolAnswersTheCall(t *testing.T) {
 }
 
 func TestAbortStopsQueuedStreams(t *testing.T) {
-	b := newScript(turn{block: true, chunks: textTurn("a").chunks[:0]})
+	b := newScript(turn{Block: true, Chunks: textTurn("a").Chunks[:0]})
 	s := newTestSession(t, b, Config{})
 	first, _ := s.Send(t.Context(), TextMessage("one"))
 	second, _ := s.Send(t.Context(), TextMessage("two"))
-	<-b.started
+	<-b.Started
 	s.Abort(errors.New("user pressed stop"))
 	for _, id := range []string{first, second} {
 		evs := collectStream(t, s, id)
@@ -383,9 +383,9 @@ func TestAbortStopsQueuedStreams(t *testing.T) {
 func TestMaxTurns(t *testing.T) {
 	b := newScript()
 	for range 5 {
-		b.add(callTurn("", fc("", "echo", nil)))
+		b.Add(callTurn("", fc("", "echo", nil)))
 	}
-	s := newTestSession(t, b, Config{MaxTurns: 2, Tools: []tools.Tool{&fakeTool{name: "echo", kind: tools.KindRead}}})
+	s := newTestSession(t, b, Config{MaxTurns: 2, Tools: []tools.Tool{&fakeTool{ToolName: "echo", ToolKind: tools.KindRead}}})
 	evs := run(t, s, "loop")
 	end := last(evs).AgentEnd
 	if end.Reason != EndMaxTurns || end.Data["code"] != "MAX_TURNS_EXCEEDED" || end.Data["maxTurns"] != 2 || end.Data["turnCount"] != 2 {
@@ -397,7 +397,7 @@ func TestMaxTurns(t *testing.T) {
 }
 
 func TestDeniedCallReachesModelAsError(t *testing.T) {
-	edit := &fakeTool{name: "write_file", kind: tools.KindEdit}
+	edit := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}
 	b := newScript(callTurn("", fc("w1", "write_file", map[string]any{"file_path": "a"})), textTurn("ok, I cannot"))
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{edit}})
 	evs := run(t, s, "write")
@@ -428,7 +428,7 @@ func (f approverFunc) Approve(ctx context.Context, r ApprovalRequest) (Outcome, 
 }
 
 func TestApproverDecides(t *testing.T) {
-	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute}
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
 	var asked []string
 	approver := approverFunc(func(_ context.Context, r ApprovalRequest) (Outcome, error) {
 		asked = append(asked, r.Args["command"].(string))
@@ -459,7 +459,7 @@ func TestApproverDecides(t *testing.T) {
 }
 
 func TestFatalToolErrorEndsTheRun(t *testing.T) {
-	disk := &fakeTool{name: "write_file", kind: tools.KindEdit, run: func(context.Context, tools.Call) (tools.Result, error) {
+	disk := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit, Run: func(context.Context, tools.Call) (tools.Result, error) {
 		return tools.Result{}, tools.Errorf(tools.ErrNoSpaceLeft, "no space left on device")
 	}}
 	b := newScript(callTurn("", fc("w", "write_file", nil)))
@@ -496,7 +496,7 @@ func TestUpdateChangesModel(t *testing.T) {
 	if m := find(evs, EventSessionUpdate)[0].SessionUpdate.Model; m != "gemini-2.5-pro" {
 		t.Errorf("model = %q, want gemini-2.5-pro", m)
 	}
-	if got := b.Requests()[0].model; got != "gemini-2.5-pro" {
+	if got := b.Requests()[0].Model; got != "gemini-2.5-pro" {
 		t.Errorf("backend got model %q", got)
 	}
 	if _, err := s.Send(t.Context(), Send{Update: &SessionUpdate{Model: "gpt-4"}}); !errors.Is(err, ErrInvalidSend) || !errors.Is(err, llm.ErrUnknownModel) {
@@ -524,10 +524,10 @@ func TestInvalidSends(t *testing.T) {
 }
 
 func TestCloseAbortsAndRejects(t *testing.T) {
-	b := newScript(turn{block: true})
+	b := newScript(turn{Block: true})
 	s := newTestSession(t, b, Config{})
 	id, _ := s.Send(t.Context(), TextMessage("hang"))
-	<-b.started
+	<-b.Started
 	done := make(chan error)
 	go func() { done <- s.Close() }()
 	select {

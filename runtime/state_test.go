@@ -46,7 +46,7 @@ func TestStreamHandle(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newScript(callTurn("", fc("c1", "read", nil)), textTurn("one"), textTurn("two"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	s := newTestSession(t, b, Config{SessionID: "s1", Tools: []tools.Tool{read}, Plugins: []*plugin.Plugin{probe}})
 
 	id1, err := s.Send(t.Context(), TextMessage("first"))

@@ -26,7 +26,7 @@ func TestTelemetrySpans(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := newScript(callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("done"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Telemetry: tel})
 	if end := last(run(t, s, "go")); end.AgentEnd.Reason != EndCompleted {
 		t.Fatalf("run ended %+v", end.AgentEnd)
@@ -100,9 +100,9 @@ func TestTelemetryRetriesAndHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := newScript(turn{err: genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "overloaded"}},
+	b := newScript(turn{Err: genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "overloaded"}},
 		callTurn("", fc("c1", "read", map[string]any{"path": "a"})), textTurn("done"))
-	read := &fakeTool{name: "read", kind: tools.KindRead}
+	read := &fakeTool{ToolName: "read", ToolKind: tools.KindRead}
 	r := hookRunner(t, map[hooks.Event]hooks.Definition{hooks.BeforeTool: cmd(hookScript(t, "exit 0"))})
 	s := newTestSession(t, b, Config{Tools: []tools.Tool{read}, Telemetry: tel, Hooks: r})
 	run(t, s, "go")

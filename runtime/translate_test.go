@@ -17,7 +17,7 @@ func TestStreamedThoughtsAndText(t *testing.T) {
 	}
 	last := chunk(&genai.Part{Text: "end."})
 	last.Candidates[0].FinishReason = genai.FinishReasonStop
-	b := newScript(turn{chunks: []*genai.GenerateContentResponse{
+	b := newScript(turn{Chunks: []*genai.GenerateContentResponse{
 		chunk(&genai.Part{Text: "one "}),
 		chunk(&genai.Part{Text: "pondering", Thought: true, ThoughtSignature: []byte("sig")}),
 		chunk(&genai.Part{Text: "two "}, &genai.Part{Text: "three "}),

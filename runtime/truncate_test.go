@@ -47,7 +47,7 @@ func runOneCall(t *testing.T, tool tools.Tool, cfg Config) ([]Event, map[string]
 
 func TestShellOutputIsTruncated(t *testing.T) {
 	full := bigOutput()
-	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute, run: func(context.Context, tools.Call) (tools.Result, error) {
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute, Run: func(context.Context, tools.Call) (tools.Result, error) {
 		return tools.Result{LLMContent: full, Display: "Command completed", Data: map[string]any{"exitCode": 0}}, nil
 	}}
 	temp := t.TempDir()
@@ -80,14 +80,14 @@ func TestTruncationThresholdAndScope(t *testing.T) {
 	result := func(context.Context, tools.Call) (tools.Result, error) { return tools.Result{LLMContent: full}, nil }
 
 	t.Run("other tools are not truncated", func(t *testing.T) {
-		_, resp := runOneCall(t, &fakeTool{name: "read_file", kind: tools.KindRead, run: result}, Config{TempDir: t.TempDir()})
+		_, resp := runOneCall(t, &fakeTool{ToolName: "read_file", ToolKind: tools.KindRead, Run: result}, Config{TempDir: t.TempDir()})
 		if resp["output"] != full {
 			t.Error("read_file output was truncated")
 		}
 	})
 	t.Run("tools can opt in", func(t *testing.T) {
 		temp := t.TempDir()
-		evs, resp := runOneCall(t, optIn{&fakeTool{name: "mcp_tool", kind: tools.KindOther, run: result}}, Config{TempDir: temp})
+		evs, resp := runOneCall(t, optIn{&fakeTool{ToolName: "mcp_tool", ToolKind: tools.KindOther, Run: result}}, Config{TempDir: temp})
 		path := filepath.Join(temp, "tool-outputs", "session-sess-1", "mcp_tool_call-1.txt")
 		if resp["output"] != masking.FormatTruncated(full, path, 40_000) {
 			t.Error("opted-in tool not truncated")
@@ -98,7 +98,7 @@ func TestTruncationThresholdAndScope(t *testing.T) {
 	})
 	t.Run("a custom threshold", func(t *testing.T) {
 		temp := t.TempDir()
-		_, resp := runOneCall(t, &fakeTool{name: "run_shell_command", kind: tools.KindExecute, run: result}, Config{TempDir: temp, TruncateThreshold: 1000})
+		_, resp := runOneCall(t, &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute, Run: result}, Config{TempDir: temp, TruncateThreshold: 1000})
 		path := filepath.Join(temp, "tool-outputs", "session-sess-1", "run_shell_command_call-1.txt")
 		if resp["output"] != masking.FormatTruncated(full, path, 1000) {
 			t.Errorf("output %.80q…", resp["output"])
@@ -106,7 +106,7 @@ func TestTruncationThresholdAndScope(t *testing.T) {
 	})
 	t.Run("a negative threshold turns truncation off", func(t *testing.T) {
 		temp := t.TempDir()
-		_, resp := runOneCall(t, &fakeTool{name: "run_shell_command", kind: tools.KindExecute, run: result}, Config{TempDir: temp, TruncateThreshold: -1})
+		_, resp := runOneCall(t, &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute, Run: result}, Config{TempDir: temp, TruncateThreshold: -1})
 		if resp["output"] != full {
 			t.Error("truncated anyway")
 		}
@@ -116,7 +116,7 @@ func TestTruncationThresholdAndScope(t *testing.T) {
 	})
 	t.Run("output at the threshold is kept", func(t *testing.T) {
 		exact := strings.Repeat("é", 40_000) // 80,000 bytes, 40,000 characters
-		_, resp := runOneCall(t, &fakeTool{name: "run_shell_command", kind: tools.KindExecute, run: func(context.Context, tools.Call) (tools.Result, error) {
+		_, resp := runOneCall(t, &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute, Run: func(context.Context, tools.Call) (tools.Result, error) {
 			return tools.Result{LLMContent: exact}, nil
 		}}, Config{TempDir: t.TempDir()})
 		if resp["output"] != exact {
@@ -126,7 +126,7 @@ func TestTruncationThresholdAndScope(t *testing.T) {
 	t.Run("without a temp dir, a private one", func(t *testing.T) {
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)
-		_, resp := runOneCall(t, &fakeTool{name: "run_shell_command", kind: tools.KindExecute, run: result}, Config{})
+		_, resp := runOneCall(t, &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute, Run: result}, Config{})
 		matches, _ := filepath.Glob(filepath.Join(tmp, "agentry-*", "tool-outputs", "session-sess-1", "run_shell_command_call-1.txt"))
 		if len(matches) != 1 || resp["output"] != masking.FormatTruncated(full, matches[0], 40_000) {
 			t.Errorf("spill files %v", matches)
@@ -137,7 +137,7 @@ func TestTruncationThresholdAndScope(t *testing.T) {
 		if err := os.WriteFile(file, nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		evs, resp := runOneCall(t, &fakeTool{name: "run_shell_command", kind: tools.KindExecute, run: result}, Config{TempDir: file})
+		evs, resp := runOneCall(t, &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute, Run: result}, Config{TempDir: file})
 		if msg := fmt.Sprint(resp["error"]); !strings.HasPrefix(msg, "Failed to save the full output of run_shell_command:") {
 			t.Errorf("response %.200v", resp)
 		}
@@ -151,7 +151,7 @@ func TestTruncationThresholdAndScope(t *testing.T) {
 // which travels in its error, is truncated like a finished command's.
 func TestCancelledShellOutputIsTruncated(t *testing.T) {
 	partial := "Command was cancelled by user before it could complete. Below is the output before it was cancelled:\n" + bigOutput()
-	shell := &fakeTool{name: "run_shell_command", kind: tools.KindExecute, run: func(context.Context, tools.Call) (tools.Result, error) {
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute, Run: func(context.Context, tools.Call) (tools.Result, error) {
 		return tools.Result{}, &tools.Error{Type: tools.ErrCancelled, Msg: partial, Err: context.Canceled}
 	}}
 	temp := t.TempDir()

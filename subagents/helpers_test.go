@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentry-dev/agentry/internal/modeltest"
 	"github.com/agentry-dev/agentry/internal/sessiontest"
 	"github.com/agentry-dev/agentry/runtime"
 	"google.golang.org/genai"
@@ -13,19 +14,19 @@ import (
 // The scripted model, tool and session helpers of package sessiontest,
 // under the short names this package's tests use.
 type (
-	turn            = sessiontest.Turn
-	script          = sessiontest.Script
-	recordedRequest = sessiontest.Request
-	fixedResolver   = sessiontest.FixedResolver
-	fakeTool        = sessiontest.FakeTool
-	timers          = sessiontest.Timers
+	turn            = modeltest.Turn
+	script          = modeltest.Script
+	recordedRequest = modeltest.Request
+	fixedResolver   = modeltest.FixedResolver
+	fakeTool        = modeltest.FakeTool
+	timers          = modeltest.Timers
 )
 
 var (
-	newScript      = sessiontest.NewScript
-	textTurn       = sessiontest.TextTurn
-	callTurn       = sessiontest.CallTurn
-	fc             = sessiontest.FC
+	newScript      = modeltest.NewScript
+	textTurn       = modeltest.TextTurn
+	callTurn       = modeltest.CallTurn
+	fc             = modeltest.FC
 	newTestSession = sessiontest.NewSession
 	collectStream  = sessiontest.CollectStream
 	last           = sessiontest.Last
@@ -52,7 +53,7 @@ func lastUserText(r recordedRequest) string {
 func toolOutput(t *testing.T, b *script, id string) map[string]any {
 	t.Helper()
 	for _, r := range b.Requests() {
-		for _, fr := range sessiontest.FunctionResponses(r) {
+		for _, fr := range modeltest.FunctionResponses(r) {
 			if fr.ID == id {
 				return fr.Response
 			}
