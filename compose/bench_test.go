@@ -36,10 +36,10 @@ func BenchmarkResume1000(b *testing.B) {
 	pristine := filepath.Join(b.TempDir(), "pristine.db")
 	s.Session.Path = pristine
 	quiet := slog.New(slog.DiscardHandler)
-	backend := signalling{instant: instant{chunks: []*genai.GenerateContentResponse{{
+	backend := signalling{Instant: instant{Chunks: []*genai.GenerateContentResponse{{
 		Candidates:    []*genai.Candidate{{Content: genai.NewContentFromText("ok", genai.RoleModel), FinishReason: genai.FinishReasonStop}},
 		UsageMetadata: &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 1000, TotalTokenCount: 1001},
-	}}}, called: make(chan struct{}, 1)}
+	}}}, Called: make(chan struct{}, 1)}
 	ctx := context.Background()
 	{
 		store, closeStore, err := OpenStore(ctx, &s, quiet)
@@ -86,7 +86,7 @@ func BenchmarkResume1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		<-backend.called
+		<-backend.Called
 		for range sess.Stream(ctx, id) {
 		}
 		sess.Close()
@@ -116,7 +116,7 @@ func BenchmarkResume1000(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		<-backend.called
+		<-backend.Called
 		b.StopTimer()
 		for range sess.Stream(ctx, id) {
 		}
@@ -163,7 +163,7 @@ func BenchmarkSubagentStart(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer closeStore()
-			backend := firstCall{at: make(chan time.Time, 1), instant: instant{chunks: []*genai.GenerateContentResponse{{
+			backend := firstCall{at: make(chan time.Time, 1), instant: instant{Chunks: []*genai.GenerateContentResponse{{
 				Candidates: []*genai.Candidate{{Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{
 					FunctionCall: &genai.FunctionCall{Name: subagents.CompleteTaskToolName, Args: map[string]any{"result": "done"}},
 				}}}, FinishReason: genai.FinishReasonStop}},
@@ -192,38 +192,6 @@ func BenchmarkSubagentStart(b *testing.B) {
 	}
 }
 
-// wordStream is a backend that streams an answer of n one-word text
-// chunks, "word0 " to "word<n-1> ", the last with a stop reason and usage,
-// as a served session's model does.
-type wordStream struct {
-	chunks []*genai.GenerateContentResponse
-}
-
-func newWordStream(n int) wordStream {
-	out := make([]*genai.GenerateContentResponse, n)
-	for i := range out {
-		c := &genai.Candidate{Content: genai.NewContentFromText(fmt.Sprintf("word%d ", i), genai.RoleModel)}
-		out[i] = &genai.GenerateContentResponse{Candidates: []*genai.Candidate{c}, ModelVersion: "gemini-2.5-flash"}
-		if i == n-1 {
-			c.FinishReason = genai.FinishReasonStop
-			out[i].UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 100, CandidatesTokenCount: int32(n), TotalTokenCount: 100 + int32(n)}
-		}
-	}
-	return wordStream{chunks: out}
-}
-
-func (w wordStream) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	return w.chunks[len(w.chunks)-1], nil
-}
-
-func (w wordStream) GenerateContentStream(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
-	return instant(w).GenerateContentStream(context.Background(), "", nil, nil)
-}
-
-func (w wordStream) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
-	return &genai.CountTokensResponse{TotalTokens: 10}, nil
-}
-
 // BenchmarkStreamedAnswer measures what each streamed chunk of an answer
 // costs a session: an answer of 200 one-word chunks goes from the backend
 // through the dispatcher's aggregation, ADK's flow and plugins, the
@@ -243,7 +211,7 @@ func BenchmarkStreamedAnswer(b *testing.B) {
 			Model:          "gemini-2.5-flash",
 			Resolver:       fixedResolver{B: backend},
 			Instruction:    runtime.SystemPrompt,
-			SessionService: &fixedHistory{base: history(20)},
+			SessionService: &fixedHistory{Base: history(20)},
 			Logger:         slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
@@ -259,7 +227,7 @@ func BenchmarkStreamedAnswer(b *testing.B) {
 		settings.Model.Name = "gemini-2.5-flash"
 		quiet := slog.New(slog.DiscardHandler)
 		s, err := FromSettings(context.Background(), &settings, Options{
-			Resolver: fixedResolver{B: backend}, SessionService: &fixedHistory{base: history(20)},
+			Resolver: fixedResolver{B: backend}, SessionService: &fixedHistory{Base: history(20)},
 			Agents: []agents.Definition{}, Logger: quiet,
 		})
 		if err != nil {

@@ -20,6 +20,9 @@ type (
 	fixedResolver   = modeltest.FixedResolver
 	fakeTool        = modeltest.FakeTool
 	timers          = modeltest.Timers
+	fixedHistory    = modeltest.FixedHistory
+	instant         = modeltest.Instant
+	signalling      = modeltest.Signalling
 )
 
 var (
@@ -28,6 +31,8 @@ var (
 	callTurn          = modeltest.CallTurn
 	fc                = modeltest.FC
 	functionResponses = modeltest.FunctionResponses
+	history           = modeltest.History
+	newWordStream     = modeltest.NewWordStream
 )
 
 // newTestSession builds a session over b with the given tools.

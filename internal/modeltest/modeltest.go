@@ -9,11 +9,14 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"google.golang.org/adk/v2/model"
+	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -284,4 +287,178 @@ func FunctionResponses(r Request) []*genai.FunctionResponse {
 		}
 	}
 	return out
+}
+
+// FixedHistory is a session store whose every Get returns the same base
+// history, so each benchmark iteration's model call sees exactly n events.
+type FixedHistory struct{ Base []*session.Event }
+
+type fixedSession struct {
+	id     string
+	events []*session.Event
+	state  map[string]any
+}
+
+func (s *fixedSession) ID() string { return s.id }
+
+func (s *fixedSession) AppName() string { return "agentry" }
+
+func (s *fixedSession) UserID() string { return "user" }
+
+func (s *fixedSession) State() session.State { return mapState(s.state) }
+
+func (s *fixedSession) Events() session.Events { return eventList(s.events) }
+
+func (s *fixedSession) LastUpdateTime() time.Time { return time.Time{} }
+
+type mapState map[string]any
+
+func (m mapState) Get(k string) (any, error) {
+	v, ok := m[k]
+	if !ok {
+		return nil, session.ErrStateKeyNotExist
+	}
+	return v, nil
+}
+
+func (m mapState) Set(k string, v any) error { m[k] = v; return nil }
+
+func (m mapState) All() iter.Seq2[string, any] { return maps.All(m) }
+
+func (l eventList) All() iter.Seq[*session.Event] {
+	return func(y func(*session.Event) bool) {
+		for _, e := range l {
+			if !y(e) {
+				return
+			}
+		}
+	}
+}
+
+func (l eventList) Len() int { return len(l) }
+
+func (l eventList) At(i int) *session.Event { return l[i] }
+
+type eventList []*session.Event
+
+func (f *FixedHistory) get(id string) *fixedSession {
+	return &fixedSession{id: id, events: f.Base[:len(f.Base):len(f.Base)], state: map[string]any{}}
+}
+
+// Create implements session.Service.
+func (f *FixedHistory) Create(_ context.Context, r *session.CreateRequest) (*session.CreateResponse, error) {
+	return &session.CreateResponse{Session: f.get(r.SessionID)}, nil
+}
+
+// Get implements session.Service: always the base history.
+func (f *FixedHistory) Get(_ context.Context, r *session.GetRequest) (*session.GetResponse, error) {
+	return &session.GetResponse{Session: f.get(r.SessionID)}, nil
+}
+
+// List implements session.Service.
+func (f *FixedHistory) List(context.Context, *session.ListRequest) (*session.ListResponse, error) {
+	return &session.ListResponse{}, nil
+}
+
+// Delete implements session.Service.
+func (f *FixedHistory) Delete(context.Context, *session.DeleteRequest) error { return nil }
+
+// AppendEvent implements session.Service, on the returned copy only.
+func (f *FixedHistory) AppendEvent(_ context.Context, s session.Session, ev *session.Event) error {
+	if ev.Partial {
+		return nil
+	}
+	fs := s.(*fixedSession)
+	fs.events = append(fs.events, ev)
+	return nil
+}
+
+// History returns n alternating user and model events of a little text.
+func History(n int) []*session.Event {
+	out := make([]*session.Event, n)
+	for i := range out {
+		role, author := genai.RoleUser, "user"
+		if i%2 == 1 {
+			role, author = genai.RoleModel, "agentry"
+		}
+		ev := &session.Event{ID: fmt.Sprint("h", i), InvocationID: fmt.Sprint("inv", i/2), Author: author, Timestamp: time.Unix(int64(i), 0)}
+		ev.LLMResponse = model.LLMResponse{Content: genai.NewContentFromText(fmt.Sprintf("message %d with a little text to carry", i), genai.Role(role))}
+		out[i] = ev
+	}
+	return out
+}
+
+// Instant is a backend that answers at once with a two-chunk stream.
+type Instant struct {
+	Chunks []*genai.GenerateContentResponse
+}
+
+// GenerateContent implements llm.Backend.
+func (b Instant) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return b.Chunks[0], nil
+}
+
+// GenerateContentStream implements llm.Backend.
+func (b Instant) GenerateContentStream(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return func(yield func(*genai.GenerateContentResponse, error) bool) {
+		for _, c := range b.Chunks {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	}
+}
+
+// CountTokens implements llm.Backend.
+func (b Instant) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
+	return &genai.CountTokensResponse{}, nil
+}
+
+// Signalling is a backend that answers at once and reports each stream
+// call on called.
+type Signalling struct {
+	Instant
+	Called chan struct{}
+}
+
+// GenerateContentStream implements llm.Backend.
+func (b Signalling) GenerateContentStream(ctx context.Context, m string, c []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	b.Called <- struct{}{}
+	return b.Instant.GenerateContentStream(ctx, m, c, cfg)
+}
+
+// WordStream is a backend that streams an answer of n one-word text
+// chunks, "word0 " to "word<n-1> ", the last with a stop reason and usage,
+// as a served session's model does.
+type WordStream struct {
+	Chunks []*genai.GenerateContentResponse
+}
+
+// NewWordStream returns a WordStream of n chunks.
+func NewWordStream(n int) WordStream {
+	out := make([]*genai.GenerateContentResponse, n)
+	for i := range out {
+		c := &genai.Candidate{Content: genai.NewContentFromText(fmt.Sprintf("word%d ", i), genai.RoleModel)}
+		out[i] = &genai.GenerateContentResponse{Candidates: []*genai.Candidate{c}, ModelVersion: "gemini-2.5-flash"}
+		if i == n-1 {
+			c.FinishReason = genai.FinishReasonStop
+			out[i].UsageMetadata = &genai.GenerateContentResponseUsageMetadata{PromptTokenCount: 100, CandidatesTokenCount: int32(n), TotalTokenCount: 100 + int32(n)}
+		}
+	}
+	return WordStream{Chunks: out}
+}
+
+// GenerateContent implements llm.Backend.
+func (w WordStream) GenerateContent(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
+	return w.Chunks[len(w.Chunks)-1], nil
+}
+
+// GenerateContentStream implements llm.Backend.
+func (w WordStream) GenerateContentStream(context.Context, string, []*genai.Content, *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
+	return Instant(w).GenerateContentStream(context.Background(), "", nil, nil)
+}
+
+// CountTokens implements llm.Backend.
+func (w WordStream) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
+	return &genai.CountTokensResponse{TotalTokens: 10}, nil
 }

@@ -39,6 +39,7 @@ type StoppedError struct {
 	Reason string
 }
 
+// Error implements error.
 func (e *StoppedError) Error() string {
 	return fmt.Sprintf("agent execution stopped by a %s hook: %s", e.Event, e.Reason)
 }
