@@ -1,36 +1,17 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/agentry-dev/agentry/internal/fulldisk"
 )
 
-// fullHome mounts a 64 KiB tmpfs as the home directory and fills it. It
-// needs root (CI runs as root); elsewhere the test is skipped, except under
-// CI=1, where it fails so that the check cannot quietly disappear.
+// fullHome mounts a 64 KiB tmpfs as the home directory and fills it.
 func fullHome(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount a small tmpfs (needs root): %v", err)
-		}
-		t.Skipf("mount a small tmpfs (needs root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := f.Write(make([]byte, 4096)); err != nil {
-			break
-		}
-	}
-	f.Close()
+	dir := fulldisk.Mount(t, t.TempDir(), "64k")
+	fulldisk.Fill(t, dir)
 	return dir
 }
 

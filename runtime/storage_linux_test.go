@@ -2,13 +2,12 @@ package runtime
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"google.golang.org/adk/v2/session"
 
+	"github.com/agentry-dev/agentry/internal/fulldisk"
 	"github.com/agentry-dev/agentry/sessions"
 )
 
@@ -17,29 +16,13 @@ import (
 // error, not a configuration one. Mounting the small tmpfs needs root (CI
 // runs as root); elsewhere the test is skipped, except under CI=1.
 func TestSessionCreateOnFullDisk(t *testing.T) {
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount a small tmpfs (needs root): %v", err)
-		}
-		t.Skipf("mount a small tmpfs (needs root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
+	dir := fulldisk.Mount(t, t.TempDir(), "256k")
 	st, err := sessions.OpenSQLite(t.Context(), filepath.Join(dir, "sessions.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	filler, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := filler.Write(make([]byte, 4096)); err != nil {
-			break
-		}
-	}
-	filler.Close()
+	fulldisk.Fill(t, dir)
 	var svc session.Service = st
 	_, _, err = EnsureSession(t.Context(), svc, "s1", dir, "", filepath.Join(dir, "t.jsonl"))
 	if err == nil {

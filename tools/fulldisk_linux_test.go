@@ -4,46 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/agentry-dev/agentry/internal/fulldisk"
 )
-
-// mountSmallTmpfs mounts a 64 KiB tmpfs for the test. It needs root (CI runs
-// as root); elsewhere the test is skipped, except under CI=1, where it
-// fails so that the check cannot quietly disappear.
-func mountSmallTmpfs(t *testing.T) string {
-	t.Helper()
-	dir := realDir(t)
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mount a small tmpfs (needs root): %v", err)
-		}
-		t.Skipf("mount a small tmpfs (needs root): %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, 0) })
-	return dir
-}
-
-// fillDisk fills the file system holding dir.
-func fillDisk(t *testing.T, dir string) {
-	t.Helper()
-	f, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for {
-		if _, err := f.Write(make([]byte, 4096)); err != nil {
-			return
-		}
-	}
-}
 
 // TestWritesOnFullDiskKeepOriginal overwrites a file through write_file and
 // replace on a full file system: the call fails with NO_SPACE_LEFT and the
 // original is intact, with its mode, and no temporary file is left behind.
 func TestWritesOnFullDiskKeepOriginal(t *testing.T) {
-	root := mountSmallTmpfs(t)
+	root := fulldisk.Mount(t, realDir(t), "64k")
 	ws, err := NewWorkspace(root)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +36,7 @@ func TestWritesOnFullDiskKeepOriginal(t *testing.T) {
 		if err := os.Chmod(p, 0o640); err != nil {
 			t.Fatal(err)
 		}
-		fillDisk(t, root)
+		fulldisk.Fill(t, root)
 	}
 	big := strings.Repeat("new content line\n", 5000) // 85000 bytes: more than the disk
 
