@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/runtime/handle"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -299,7 +300,7 @@ func TestHookAfterModelReplacesResponse(t *testing.T) {
 	var history []string
 	for _, c := range b.Requests()[1].Contents {
 		if c.Role == genai.RoleModel {
-			history = append(history, promptText(c))
+			history = append(history, handle.PromptText(c))
 		}
 	}
 	if len(history) != 1 || history[0] != "[redacted]" {

@@ -23,6 +23,7 @@ import (
 	"github.com/agentry-dev/agentry/plugins/guard"
 	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/runtime/handle"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
@@ -249,7 +250,7 @@ func (s *Session) run(st *stream) {
 				continue
 			}
 			if !ev.Partial && ev.Content != nil && ev.Content.Role == genai.RoleModel {
-				if t := promptText(ev.Content); t != "" {
+				if t := handle.PromptText(ev.Content); t != "" {
 					response = t
 				}
 			}
@@ -270,7 +271,7 @@ func (s *Session) run(st *stream) {
 			// gemini-cli's AfterAgent: a hook that blocks or stops asks
 			// for another turn, its reason as the prompt.
 			s.settle()
-			next := s.hooks.AfterAgent(ctx, ss, promptText(st.content), response, stopHookActive)
+			next := s.hooks.AfterAgent(ctx, ss, handle.PromptText(st.content), response, stopHookActive)
 			if next == nil {
 				break
 			}

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/runtime/handle"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -37,7 +38,7 @@ func TestStreamHandle(t *testing.T) {
 		n := s.Local(probeKey{}, func() any { return new(int) }).(*int)
 		*n++
 		mu.Lock()
-		got = append(got, seen{s.SessionID(), s.ID(), promptText(s.Prompt()), s.Initial(), *n})
+		got = append(got, seen{s.SessionID(), s.ID(), handle.PromptText(s.Prompt()), s.Initial(), *n})
 		mu.Unlock()
 		s.Custom("probe", map[string]any{"n": *n})
 		return nil, nil

@@ -226,7 +226,7 @@ func (h *Bridge) BeforeAgent(ctx context.Context, s handle.Stream, content *gena
 	if !h.r.Has(hooks.BeforeAgent) {
 		return content, nil
 	}
-	res := h.Run(ctx, s, hooks.BeforeAgent, "", map[string]any{"prompt": promptText(content)})
+	res := h.Run(ctx, s, hooks.BeforeAgent, "", map[string]any{"prompt": handle.PromptText(content)})
 	switch {
 	case !res.Continue:
 		return nil, &StoppedError{Event: hooks.BeforeAgent, Reason: res.Reason}
@@ -468,21 +468,4 @@ func (h *Bridge) SessionHook(event hooks.Event, target string, input map[string]
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log("hooks failed", "event", string(event), "err", err)
 	}
-}
-
-// promptText is the text of a prompt's content.
-func promptText(c *genai.Content) string {
-	if c == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range c.Parts {
-		if p != nil && p.Text != "" {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
 }

@@ -130,7 +130,7 @@ func (g *guard) before(ctx agent.Context, req *model.LLMRequest) (*model.LLMResp
 	}
 	st := g.state(s)
 	st.partial.Store(false)
-	d, found, err := st.det.TurnStarted(ctx, promptText(s.Prompt()), req.Contents)
+	d, found, err := st.det.TurnStarted(ctx, handle.PromptText(s.Prompt()), req.Contents)
 	if err != nil {
 		// The check is advisory: gemini-cli logs a failed check (at debug
 		// level) and goes on.
@@ -255,22 +255,4 @@ func decodeObject(resp *model.LLMResponse) (map[string]any, error) {
 		return nil, fmt.Errorf("loop check reply is not a JSON object: %w", err)
 	}
 	return out, nil
-}
-
-// promptText is the text of a prompt's content, the LLM check's
-// <original_user_request>.
-func promptText(c *genai.Content) string {
-	if c == nil {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range c.Parts {
-		if p != nil && p.Text != "" {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(p.Text)
-		}
-	}
-	return b.String()
 }

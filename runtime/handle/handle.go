@@ -10,6 +10,7 @@ package handle
 
 import (
 	"context"
+	"strings"
 
 	"google.golang.org/genai"
 )
@@ -59,4 +60,23 @@ func With(ctx context.Context, s Stream) context.Context {
 func From(ctx context.Context) Stream {
 	s, _ := ctx.Value(streamKey{}).(Stream)
 	return s
+}
+
+// PromptText is the text of a prompt's content: its text parts, one a
+// line; "" for a content without text. Hooks get it as the prompt, and the
+// loop check as the user's original request.
+func PromptText(c *genai.Content) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range c.Parts {
+		if p != nil && p.Text != "" {
+			if b.Len() > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }
