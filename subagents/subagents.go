@@ -319,7 +319,7 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 	defer child.Close()
 	if sink != nil {
 		unsub := child.Subscribe(func(ev runtime.Event) {
-			ev.Meta = withThread(ev.Meta, childID)
+			ev.Meta = WithThread(ev.Meta, childID)
 			sink(ev)
 		})
 		defer unsub()
@@ -368,7 +368,7 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 	switch mode {
 	case TerminateGoal:
 	case TerminateTimeout:
-		res.Result = fmt.Sprintf("Agent timed out after %s.", minutes(timeout))
+		res.Result = TimedOut(timeout)
 	case TerminateMaxTurns:
 		res.Result = fmt.Sprintf("Agent reached max turns limit (%d).", maxTurns)
 	case TerminateNoCompleteTask:
@@ -381,6 +381,13 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 	return res, nil
 }
 
+// TimedOut is gemini-cli's result text for an agent stopped at its time
+// limit: "Agent timed out after 10 minutes.", for local and remote agents
+// alike.
+func TimedOut(limit time.Duration) string {
+	return fmt.Sprintf("Agent timed out after %s.", minutes(limit))
+}
+
 // minutes is gemini-cli's "N minutes".
 func minutes(d time.Duration) string {
 	if m := int(d.Minutes()); m == 1 {
@@ -391,9 +398,10 @@ func minutes(d time.Duration) string {
 	return d.String()
 }
 
-// withThread returns meta with the child's thread id, copied so that the
-// child's own event stays as it was.
-func withThread(meta map[string]any, thread string) map[string]any {
+// WithThread returns meta with an agent's thread id, copied so that the
+// agent's own event stays as it was: how a child's events are forwarded to
+// its parent's stream.
+func WithThread(meta map[string]any, thread string) map[string]any {
 	out := make(map[string]any, len(meta)+1)
 	maps.Copy(out, meta)
 	out["threadId"] = thread

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,7 +177,7 @@ func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt stri
 		if sink == nil {
 			return
 		}
-		ev.Meta = withThread(ev.Meta, thread)
+		ev.Meta = subagents.WithThread(ev.Meta, thread)
 		sink(ev)
 	}
 	var end *runtime.AgentEnd
@@ -228,7 +227,7 @@ func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt stri
 	case runtime.EndAborted:
 		if timedOut.Load() {
 			res.TerminateReason = subagents.TerminateTimeout
-			res.Result = fmt.Sprintf("Agent timed out after %s.", minutes(timeout))
+			res.Result = subagents.TimedOut(timeout)
 			return res, nil
 		}
 		// The connection closed under the call: the parent session is
@@ -243,23 +242,4 @@ func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt stri
 		return failed(why)
 	}
 	return res, nil
-}
-
-// minutes is a time limit as gemini-cli words it: "10 minutes".
-func minutes(d time.Duration) string {
-	if m := int(d.Minutes()); m == 1 {
-		return "1 minute"
-	} else if m > 0 {
-		return fmt.Sprintf("%d minutes", m)
-	}
-	return d.String()
-}
-
-// withThread returns meta with the agent's thread id, copied so that the
-// agent's own event stays as it was.
-func withThread(meta map[string]any, thread string) map[string]any {
-	out := make(map[string]any, len(meta)+1)
-	maps.Copy(out, meta)
-	out["threadId"] = thread
-	return out
 }
