@@ -37,14 +37,21 @@ const (
 	CancelledMessage = "Operation cancelled."
 )
 
-// google.rpc.Code names used in error events.
+// google.rpc.Code names of the error events of agentry's sessions and
+// agents (Event.Error.Status).
 const (
-	statusInternal      = "INTERNAL"
-	statusInvalidArg    = "INVALID_ARGUMENT"
-	statusUnauth        = "UNAUTHENTICATED"
-	statusExhausted     = "RESOURCE_EXHAUSTED"
-	statusCancelled     = "CANCELLED"
-	statusFailedPrecond = "FAILED_PRECONDITION"
+	// StatusInternal: an internal failure.
+	StatusInternal = "INTERNAL"
+	// StatusInvalidArgument: bad input (a settings value, a request).
+	StatusInvalidArgument = "INVALID_ARGUMENT"
+	// StatusUnauthenticated: missing or refused credentials.
+	StatusUnauthenticated = "UNAUTHENTICATED"
+	// StatusResourceExhausted: a quota.
+	StatusResourceExhausted = "RESOURCE_EXHAUSTED"
+	// StatusCancelled: an aborted stream.
+	StatusCancelled = "CANCELLED"
+	// StatusFailedPrecondition: a state that does not allow the operation.
+	StatusFailedPrecondition = "FAILED_PRECONDITION"
 )
 
 // errorClass is how one kind of error appears on the wire: its
@@ -75,27 +82,27 @@ func as[T error]() func(error) bool {
 // status (a 503 that outlived its retries stays UNAVAILABLE). Model quota errors keep gemini-cli's class names
 // and its text-mode exit code, 1.
 var errorClasses = []errorClass{
-	{as[*FatalToolError](), statusInternal, "FatalToolExecutionError", ExitFatalTool},
-	{is(llm.ErrNoCredentials), statusUnauth, "FatalAuthenticationError", ExitAuth},
-	{is(llm.ErrUnknownModel), statusInvalidArg, "FatalConfigError", ExitConfig},
-	{is(ErrStorage), statusInternal, "FatalStorageError", ExitStorage},
-	{is(ErrSetup), statusInvalidArg, "FatalConfigError", ExitConfig},
-	{is(ErrNoSession), statusInvalidArg, "FatalInputError", ExitInput},
-	{is(ErrNoMessage), statusInvalidArg, "FatalInputError", ExitInput},
-	{is(ErrUnknownAgent), statusInvalidArg, "FatalInputError", ExitInput},
-	{is(ErrBusy), statusFailedPrecond, "SessionBusyError", ExitGeneric},
-	{is(llm.ErrBadReplayFile), statusInvalidArg, "FatalConfigError", ExitConfig},
-	{is(llm.ErrReplayExhausted), statusFailedPrecond, "ReplayExhaustedError", ExitGeneric},
-	{is(llm.ErrReplayMismatch), statusFailedPrecond, "ReplayMismatchError", ExitGeneric},
-	{is(ErrMaxTurns), statusExhausted, "FatalTurnLimitedError", ExitTurnLimit},
-	{is(ErrLoopDetected), statusInternal, "LoopDetectedError", ExitOK},
-	{is(ErrAborted), statusCancelled, "FatalCancellationError", ExitCancelled},
-	{is(context.Canceled), statusCancelled, "FatalCancellationError", ExitCancelled},
+	{as[*FatalToolError](), StatusInternal, "FatalToolExecutionError", ExitFatalTool},
+	{is(llm.ErrNoCredentials), StatusUnauthenticated, "FatalAuthenticationError", ExitAuth},
+	{is(llm.ErrUnknownModel), StatusInvalidArgument, "FatalConfigError", ExitConfig},
+	{is(ErrStorage), StatusInternal, "FatalStorageError", ExitStorage},
+	{is(ErrSetup), StatusInvalidArgument, "FatalConfigError", ExitConfig},
+	{is(ErrNoSession), StatusInvalidArgument, "FatalInputError", ExitInput},
+	{is(ErrNoMessage), StatusInvalidArgument, "FatalInputError", ExitInput},
+	{is(ErrUnknownAgent), StatusInvalidArgument, "FatalInputError", ExitInput},
+	{is(ErrBusy), StatusFailedPrecondition, "SessionBusyError", ExitGeneric},
+	{is(llm.ErrBadReplayFile), StatusInvalidArgument, "FatalConfigError", ExitConfig},
+	{is(llm.ErrReplayExhausted), StatusFailedPrecondition, "ReplayExhaustedError", ExitGeneric},
+	{is(llm.ErrReplayMismatch), StatusFailedPrecondition, "ReplayMismatchError", ExitGeneric},
+	{is(ErrMaxTurns), StatusResourceExhausted, "FatalTurnLimitedError", ExitTurnLimit},
+	{is(ErrLoopDetected), StatusInternal, "LoopDetectedError", ExitOK},
+	{is(ErrAborted), StatusCancelled, "FatalCancellationError", ExitCancelled},
+	{is(context.Canceled), StatusCancelled, "FatalCancellationError", ExitCancelled},
 	{as[*llm.TerminalQuotaError](), "", "TerminalQuotaError", ExitGeneric},
 	{as[*llm.RetryableQuotaError](), "", "RetryableQuotaError", ExitGeneric},
 	{as[*llm.ModelNotFoundError](), "NOT_FOUND", "ModelNotFoundError", ExitGeneric},
 	{as[*llm.ValidationRequiredError](), "PERMISSION_DENIED", "ValidationRequiredError", ExitGeneric},
-	{as[*llm.InvalidStreamError](), statusInternal, "InvalidStreamError", ExitGeneric},
+	{as[*llm.InvalidStreamError](), StatusInternal, "InvalidStreamError", ExitGeneric},
 }
 
 // ErrorStatus returns the google.rpc.Code name, error class name and exit
@@ -105,7 +112,7 @@ func ErrorStatus(err error) (status, name string, exitCode int) {
 		if c.match(err) {
 			status = c.status
 			if status == "" {
-				status = statusExhausted
+				status = StatusResourceExhausted
 				if code, ok := llm.HTTPStatus(err); ok {
 					status = httpToStatus(code)
 				}
@@ -116,7 +123,7 @@ func ErrorStatus(err error) (status, name string, exitCode int) {
 	if code, ok := llm.HTTPStatus(err); ok {
 		return httpToStatus(code), "ApiError", ExitGeneric
 	}
-	return statusInternal, "Error", ExitGeneric
+	return StatusInternal, "Error", ExitGeneric
 }
 
 // httpToStatus maps an HTTP status to a google.rpc.Code name, as gemini-cli's
@@ -124,9 +131,9 @@ func ErrorStatus(err error) (status, name string, exitCode int) {
 func httpToStatus(code int) string {
 	switch code {
 	case 400:
-		return statusInvalidArg
+		return StatusInvalidArgument
 	case 401:
-		return statusUnauth
+		return StatusUnauthenticated
 	case 403:
 		return "PERMISSION_DENIED"
 	case 404:
@@ -134,7 +141,7 @@ func httpToStatus(code int) string {
 	case 409:
 		return "ALREADY_EXISTS"
 	case 429:
-		return statusExhausted
+		return StatusResourceExhausted
 	case 501:
 		return "UNIMPLEMENTED"
 	case 503:
@@ -142,7 +149,7 @@ func httpToStatus(code int) string {
 	case 504:
 		return "DEADLINE_EXCEEDED"
 	}
-	return statusInternal
+	return StatusInternal
 }
 
 // errorEvent is the fatal error event for a failed stream.

@@ -318,7 +318,7 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 	switch {
 	case errors.As(cause, new(*HookStoppedError)):
 		ev := s.emit(st, Event{Type: EventError, Meta: map[string]any{"code": "HOOK_STOPPED"},
-			Error: &ErrorData{Status: statusCancelled, Message: cause.Error()}})
+			Error: &ErrorData{Status: StatusCancelled, Message: cause.Error()}})
 		if s.rec != nil {
 			s.rec.Note(transcript.TypeWarning, ev.Error.Message)
 		}
@@ -327,7 +327,7 @@ func (s *Session) finish(st *stream, ss *streamState, tr *translator, runErr err
 		// gemini-cli's LoopDetected: a warning, not a failure; the stream
 		// ends as a completed one.
 		ev := s.emit(st, Event{Type: EventError, Meta: map[string]any{"code": "LOOP_DETECTED"},
-			Error: &ErrorData{Status: statusInternal, Message: loopDetectedMessage}})
+			Error: &ErrorData{Status: StatusInternal, Message: loopDetectedMessage}})
 		if s.rec != nil {
 			s.rec.Note(transcript.TypeWarning, ev.Error.Message)
 		}

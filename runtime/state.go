@@ -103,7 +103,7 @@ func (ss *streamState) Custom(kind string, data map[string]any) {
 // Warn implements handle.Stream.
 func (ss *streamState) Warn(code, message string) {
 	ss.Emit(Event{Type: EventError, Meta: map[string]any{"code": code},
-		Error: &ErrorData{Status: statusInternal, Message: message}})
+		Error: &ErrorData{Status: StatusInternal, Message: message}})
 }
 
 // Cancel implements handle.Stream.

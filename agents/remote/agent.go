@@ -35,13 +35,6 @@ import (
 	"github.com/agentry-dev/agentry/runtime"
 )
 
-// google.rpc.Code names of the error events an Agent emits.
-const (
-	statusInternal        = "INTERNAL"
-	statusInvalidArg      = "INVALID_ARGUMENT"
-	statusUnauthenticated = "UNAUTHENTICATED"
-)
-
 // Limits of the calls an Agent makes besides its streams, which last
 // as long as the remote task does.
 const (
@@ -650,7 +643,7 @@ func (r *Agent) finish(st *remoteStream, streamErr error) {
 		if msg == "" {
 			msg = "the remote agent reported the task " + taskStateName(st.state)
 		}
-		failed(statusInternal, msg)
+		failed(runtime.StatusInternal, msg)
 	case st.state == a2a.TaskStateInputRequired, st.state == a2a.TaskStateAuthRequired:
 		end(runtime.EndElicitation)
 	default:
@@ -682,13 +675,13 @@ func (r *Agent) cancelTask(st *remoteStream) {
 func remoteErrorStatus(err error) string {
 	switch {
 	case errors.Is(err, a2a.ErrUnauthenticated):
-		return statusUnauthenticated
+		return runtime.StatusUnauthenticated
 	case errors.Is(err, a2a.ErrUnauthorized):
 		return "PERMISSION_DENIED"
 	case errors.Is(err, a2a.ErrTaskNotFound):
 		return "NOT_FOUND"
 	case errors.Is(err, a2a.ErrInvalidParams), errors.Is(err, a2a.ErrInvalidRequest):
-		return statusInvalidArg
+		return runtime.StatusInvalidArgument
 	case errors.Is(err, a2a.ErrUnsupportedOperation), errors.Is(err, a2a.ErrMethodNotFound):
 		return "UNIMPLEMENTED"
 	}

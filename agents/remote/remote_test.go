@@ -949,8 +949,8 @@ func TestRemoteAgentRefusedStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(errs) != 1 || !strings.HasPrefix(errs[0], statusInvalidArg+" ") || !strings.Contains(errs[0], reason) {
-		t.Errorf("error events %q, want one %s naming the server's reason", errs, statusInvalidArg)
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], runtime.StatusInvalidArgument+" ") || !strings.Contains(errs[0], reason) {
+		t.Errorf("error events %q, want one %s naming the server's reason", errs, runtime.StatusInvalidArgument)
 	}
 	if res.TerminateReason != subagents.TerminateError || !strings.Contains(res.Result, reason) {
 		t.Errorf("result %+v", res)
