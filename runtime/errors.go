@@ -38,7 +38,7 @@ const (
 )
 
 // google.rpc.Code names of the error events of agentry's sessions and
-// agents (Event.Error.Status).
+// agents (ErrorData.Status).
 const (
 	// StatusInternal: an internal failure.
 	StatusInternal = "INTERNAL"
