@@ -1,10 +1,7 @@
 package compose
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/agentry-dev/agentry/agents"
@@ -12,7 +9,6 @@ import (
 	"github.com/agentry-dev/agentry/internal/modeltest"
 	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/internal/sessiontest"
-	"google.golang.org/genai"
 )
 
 // The scripted model, tool and session helpers of package sessiontest,
@@ -38,46 +34,18 @@ var (
 	run           = sessiontest.Run
 	history       = modeltest.History
 	newWordStream = modeltest.NewWordStream
+	summarize     = modeltest.Summarize
 )
 
-// TestAbortRealShellCommand aborts a real shell command whose child keeps
-// running: the whole process group is gone afterwards, the call is answered,
-// and the next Send on the same session succeeds.
 // runningPID waits for a shell command to write its background process's
 // pid to file, and checks that the process runs.
 func runningPID(t *testing.T, file string) int {
 	t.Helper()
-	var pid int
-	proctest.Eventually(t, "the command to start", func() bool {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil && pid > 0
-	})
+	pid := proctest.WaitPID(t, file)
 	if !proctest.Running(pid) {
 		t.Fatalf("sleep %d is not running", pid)
 	}
 	return pid
-}
-
-// summarize names each content by its first part: its text, fc:<tool> or
-// fr:<tool>.
-func summarize(contents []*genai.Content) []string {
-	var out []string
-	for _, c := range contents {
-		p := c.Parts[0]
-		switch {
-		case p.FunctionCall != nil:
-			out = append(out, "fc:"+p.FunctionCall.Name)
-		case p.FunctionResponse != nil:
-			out = append(out, "fr:"+p.FunctionResponse.Name)
-		default:
-			out = append(out, p.Text)
-		}
-	}
-	return out
 }
 
 // settingsWith returns the default settings with model name and mutations.

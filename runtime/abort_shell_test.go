@@ -1,38 +1,27 @@
 package runtime
 
 import (
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/tools"
 )
 
-// TestAbortRealShellCommand aborts a real shell command whose child keeps
-// running: the whole process group is gone afterwards, the call is answered,
-// and the next Send on the same session succeeds.
 // runningPID waits for a shell command to write its background process's
 // pid to file, and checks that the process runs.
 func runningPID(t *testing.T, file string) int {
 	t.Helper()
-	var pid int
-	proctest.Eventually(t, "the command to start", func() bool {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(data)))
-		return err == nil && pid > 0
-	})
+	pid := proctest.WaitPID(t, file)
 	if !proctest.Running(pid) {
 		t.Fatalf("sleep %d is not running", pid)
 	}
 	return pid
 }
 
+// TestAbortRealShellCommand aborts a real shell command whose child keeps
+// running: the whole process group is gone afterwards, the call is answered,
+// and the next Send on the same session succeeds.
 func TestAbortRealShellCommand(t *testing.T) {
 	dir := t.TempDir()
 	ws, err := tools.NewWorkspace(dir)

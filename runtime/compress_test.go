@@ -230,21 +230,3 @@ func mustLive(t *testing.T, st *sessions.Store, s *Session) session.Session {
 	}
 	return sess
 }
-
-// summarize names each content by its first part: its text, fc:<tool> or
-// fr:<tool>.
-func summarize(contents []*genai.Content) []string {
-	var out []string
-	for _, c := range contents {
-		p := c.Parts[0]
-		switch {
-		case p.FunctionCall != nil:
-			out = append(out, "fc:"+p.FunctionCall.Name)
-		case p.FunctionResponse != nil:
-			out = append(out, "fr:"+p.FunctionResponse.Name)
-		default:
-			out = append(out, p.Text)
-		}
-	}
-	return out
-}

@@ -33,6 +33,7 @@ var (
 	functionResponses = modeltest.FunctionResponses
 	history           = modeltest.History
 	newWordStream     = modeltest.NewWordStream
+	summarize         = modeltest.Summarize
 )
 
 // newTestSession builds a session over b with the given tools.

@@ -462,3 +462,21 @@ func (w WordStream) GenerateContentStream(context.Context, string, []*genai.Cont
 func (w WordStream) CountTokens(context.Context, string, []*genai.Content, *genai.CountTokensConfig) (*genai.CountTokensResponse, error) {
 	return &genai.CountTokensResponse{TotalTokens: 10}, nil
 }
+
+// Summarize names each content by its first part: its text, fc:<tool> or
+// fr:<tool>.
+func Summarize(contents []*genai.Content) []string {
+	var out []string
+	for _, c := range contents {
+		p := c.Parts[0]
+		switch {
+		case p.FunctionCall != nil:
+			out = append(out, "fc:"+p.FunctionCall.Name)
+		case p.FunctionResponse != nil:
+			out = append(out, "fr:"+p.FunctionResponse.Name)
+		default:
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
