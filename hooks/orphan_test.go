@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/agentry-dev/agentry/internal/proctest"
@@ -43,31 +41,5 @@ func runHelper(mode, dir string) {
 func TestHooksDieWithAgentry(t *testing.T) {
 	dir := t.TempDir()
 	helper := proctest.StartHelper(t, "hook", dir)
-	names := []string{"shell", "child"}
-	var pids []int
-	t.Cleanup(func() {
-		for i, pid := range pids {
-			if proctest.Running(pid) {
-				t.Errorf("hook %s (pid %d) outlived its agentry", names[i], pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	for _, name := range names {
-		pids = append(pids, proctest.WaitPID(t, filepath.Join(dir, name+".pid")))
-	}
-	for _, pid := range pids {
-		proctest.WaitWatched(t, pid)
-	}
-	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	proctest.Eventually(t, "the hook to die with its agentry", func() bool {
-		for _, pid := range pids {
-			if proctest.Running(pid) {
-				return false
-			}
-		}
-		return true
-	})
+	proctest.RequireDieWith(t, helper, dir, "shell", "child")
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/agentry-dev/agentry/internal/proctest"
@@ -65,28 +64,5 @@ func runHelper(mode, dir string) {
 func TestServersDieWithAgentry(t *testing.T) {
 	dir := t.TempDir()
 	helper := proctest.StartHelper(t, "mcp", dir, serverBinEnv+"="+serverBin)
-	names := []string{"server", "child"}
-	var pids []int
-	t.Cleanup(func() {
-		for i, pid := range pids {
-			if proctest.Running(pid) {
-				t.Errorf("%s (pid %d) outlived its agentry", names[i], pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	for _, name := range names {
-		pids = append(pids, proctest.WaitPID(t, filepath.Join(dir, name+".pid")))
-	}
-	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	proctest.Eventually(t, "the server to die with its agentry", func() bool {
-		for _, pid := range pids {
-			if proctest.Running(pid) {
-				return false
-			}
-		}
-		return true
-	})
+	proctest.RequireDieWith(t, helper, dir, "server", "child")
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/agentry-dev/agentry/internal/proctest"
@@ -51,35 +49,5 @@ func runHelper(mode, dir string) {
 func TestShellChildrenDieWithAgentry(t *testing.T) {
 	dir := realDir(t)
 	helper := proctest.StartHelper(t, "shell", dir)
-	names := []string{"job", "bg-shell", "bg", "fg-shell", "fg"}
-	var pids []int
-	t.Cleanup(func() {
-		for i, pid := range pids {
-			if proctest.Running(pid) {
-				t.Errorf("%s (pid %d) outlived its agentry", names[i], pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	for _, name := range names {
-		pid := proctest.WaitPID(t, filepath.Join(dir, name+".pid"))
-		if !proctest.Running(pid) {
-			t.Fatalf("%s (pid %d) is not running before the kill", name, pid)
-		}
-		pids = append(pids, pid)
-	}
-	for _, pid := range pids {
-		proctest.WaitWatched(t, pid)
-	}
-	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	proctest.Eventually(t, "the commands to die with their agentry", func() bool {
-		for _, pid := range pids {
-			if proctest.Running(pid) {
-				return false
-			}
-		}
-		return true
-	})
+	proctest.RequireDieWith(t, helper, dir, "job", "bg-shell", "bg", "fg-shell", "fg")
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -137,4 +139,42 @@ func groupOf(pid int) int {
 		return -1
 	}
 	return g
+}
+
+// RequireDieWith SIGKILLs the helper process once the processes it started
+// have written their pids to <dir>/<name>.pid and their process groups are
+// watched (see WaitWatched), and fails t unless every one of them dies with
+// it. A process that outlives it is reported by name and killed.
+func RequireDieWith(t testing.TB, helper *exec.Cmd, dir string, names ...string) {
+	t.Helper()
+	var pids []int
+	t.Cleanup(func() {
+		for i, pid := range pids {
+			if Running(pid) {
+				t.Errorf("%s (pid %d) outlived its agentry", names[i], pid)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	for _, name := range names {
+		pid := WaitPID(t, filepath.Join(dir, name+".pid"))
+		if !Running(pid) {
+			t.Fatalf("%s (pid %d) is not running before the kill", name, pid)
+		}
+		pids = append(pids, pid)
+	}
+	for _, pid := range pids {
+		WaitWatched(t, pid)
+	}
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, "the processes to die with their agentry", func() bool {
+		for _, pid := range pids {
+			if Running(pid) {
+				return false
+			}
+		}
+		return true
+	})
 }
