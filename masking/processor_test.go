@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -95,8 +96,10 @@ func TestProcessorInASession(t *testing.T) {
 		defer mu.Unlock()
 		persisted = append(persisted, masked)
 		sessions = append(sessions, sessionID)
-		// Write through: replace the responses in the live events, which
-		// ADK's in-memory service shares with the copies Get returns.
+		// Write through: give the stored events new contents with the
+		// responses replaced, as the session store does (ADK's in-memory
+		// service shares its stored events with the copies Get returns). A
+		// content is replaced, never written: requests share them.
 		byID := map[string]masking.Masked{}
 		for _, mk := range masked {
 			byID[mk.CallID] = mk
@@ -109,12 +112,25 @@ func TestProcessorInASession(t *testing.T) {
 			if ev.Content == nil {
 				continue
 			}
-			for _, p := range ev.Content.Parts {
+			var nc *genai.Content
+			for j, p := range ev.Content.Parts {
 				if fr := p.FunctionResponse; fr != nil {
 					if mk, ok := byID[fr.ID]; ok {
-						fr.Response = mk.Response
+						if nc == nil {
+							c := *ev.Content
+							c.Parts = slices.Clone(c.Parts)
+							nc = &c
+						}
+						nfr := *fr
+						nfr.Response = mk.Response
+						np := *p
+						np.FunctionResponse = &nfr
+						nc.Parts[j] = &np
 					}
 				}
+			}
+			if nc != nil {
+				ev.Content = nc
 			}
 		}
 		return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/agentry-dev/agentry/plugins/hookbridge"
 	"github.com/agentry-dev/agentry/plugins/loopguard"
 	"github.com/agentry-dev/agentry/processors"
+	"github.com/agentry-dev/agentry/processors/conversation"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/telemetry"
@@ -180,6 +181,17 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb})
 	}
 	instruction := cfg.Instruction
+	svc := cfg.SessionService
+	if svc == nil {
+		svc = session.InMemoryService()
+	}
+	// ADK builds only the current turn; the conversation processor, first
+	// in the chain, gives every request the whole history from its cache.
+	procs := []processors.RequestProcessor{conversation.New(sessionEvents(svc))}
+	if cfg.Chain != nil {
+		procs = append(procs, cfg.Chain.Processors()...)
+	}
+	chain := processors.NewChain(procs...)
 	ag, err := llmagent.New(llmagent.Config{
 		Name:        sc.agentName,
 		Description: "agentry, a coding agent working in the user's workspace",
@@ -188,6 +200,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		// prompt as state placeholders.
 		InstructionProvider: func(agent.ReadonlyContext) (string, error) { return instruction, nil },
 		Tools:               adkTools,
+		IncludeContents:     llmagent.IncludeContentsNone,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create agent: %w", err)
@@ -214,9 +227,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			App: sc.appName, User: sc.userID, Agent: sc.agentName, TempDir: cfg.TempDir,
 			Call: dispatch.Call, Model: activeModel, Now: sc.now, NewID: sc.newID, Logger: log,
 		}
-		if cfg.Chain != nil {
-			env.Settle = cfg.Chain.Settle
-		}
+		env.Settle = chain.Settle
 		var err error
 		if compressor, err = compress.New(*cc, env); err != nil {
 			return nil, fmt.Errorf("runtime: %w", err)
@@ -227,13 +238,11 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		}
 		own[p.Name()] = p
 	}
-	if cfg.Chain != nil {
-		p, err := cfg.Chain.Plugin()
-		if err != nil {
-			return nil, fmt.Errorf("runtime: processor chain: %w", err)
-		}
-		own[p.Name()] = p
+	cp, err := chain.Plugin()
+	if err != nil {
+		return nil, fmt.Errorf("runtime: processor chain: %w", err)
 	}
+	own[cp.Name()] = cp
 	sg, err := guard.New(guard.Config{Tools: toolNames, Unregistered: unregisteredCall})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
@@ -254,10 +263,6 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		own[p.Name()] = p
 	}
 	plugins := orderPlugins(own, cfg.Plugins)
-	svc := cfg.SessionService
-	if svc == nil {
-		svc = session.InMemoryService()
-	}
 	r, err := runner.New(runner.Config{
 		AppName: sc.appName, Agent: ag, SessionService: svc,
 		PluginConfig: runner.PluginConfig{Plugins: plugins}, AutoCreateSession: true,
@@ -278,7 +283,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		rec = opened
 	}
 	return &Session{
-		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compressor: compressor, chain: cfg.Chain,
+		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compressor: compressor, chain: chain,
 		tel: cfg.Telemetry, hooks: hb,
 		streams: NewStreamQueue(ctx, sc.now),
 	}, nil
