@@ -16,7 +16,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/compression"
-	"github.com/agentry-dev/agentry/plugins/compress"
+	"github.com/agentry-dev/agentry/processors/conversation"
 	"github.com/agentry-dev/agentry/sessions"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -42,9 +42,9 @@ func usageTurn(text string, promptTokens int32) turn {
 	return tn
 }
 
-// TestRequestContentsMatchesADK pins requestContents, which rebuilds a
-// request after compression, to the contents ADK builds from the same
-// events: tool calls with and without model ids, text turns, a
+// TestRequestContentsMatchesADK pins the contents of a session's requests
+// — the conversation processor's cached build — to a whole build of the
+// stored events: tool calls with and without model ids, text turns, a
 // continuation turn.
 func TestRequestContentsMatchesADK(t *testing.T) {
 	store := openTestStore(t, filepath.Join(t.TempDir(), "s.db"))
@@ -62,7 +62,7 @@ func TestRequestContentsMatchesADK(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		mine := compress.RequestContents(collect(sess.Events()))
+		mine := mustBuild(t, collect(sess.Events()))
 		mu.Lock()
 		defer mu.Unlock()
 		checks++
@@ -84,9 +84,9 @@ func TestRequestContentsMatchesADK(t *testing.T) {
 		t.Fatalf("%d model calls checked, want 4", checks)
 	}
 	for _, d := range mismatches {
-		t.Errorf("requestContents differs from ADK's contents (-adk +ours):\n%s", d)
+		t.Errorf("the request's contents differ from a whole build (-request +whole):\n%s", d)
 	}
-	if got := compress.RequestContents(collect(mustLive(t, store, s).Events())); len(got) == 0 || got[len(got)-1].Parts[0].Text != adkContinue {
+	if got := mustBuild(t, collect(mustLive(t, store, s).Events())); len(got) == 0 || got[len(got)-1].Parts[0].Text != adkContinue {
 		t.Errorf("a history ending on a model turn gets no continuation turn: %v", got)
 	}
 }
@@ -168,7 +168,7 @@ func TestCompressionRewritesSession(t *testing.T) {
 	// The stored session holds the same history, and the next turn builds
 	// on it without compressing again.
 	reopened := openTestStore(t, filepath.Join(dir, "s.db"))
-	stored := compress.RequestContents(collect(mustLive(t, reopened, s).Events()))
+	stored := mustBuild(t, collect(mustLive(t, reopened, s).Events()))
 	if d := cmp.Diff(append(wantTexts, "third answer", adkContinue), summarize(stored)); d != "" {
 		t.Errorf("the stored session after compression (-want +got):\n%s", d)
 	}
@@ -197,7 +197,7 @@ func TestCompressionFailureLeavesSession(t *testing.T) {
 		Compression: &CompressionConfig{Store: store, TokenLimit: func(string) int { return 1000 }},
 	})
 	run(t, s, "first question")
-	before := compress.RequestContents(collect(mustLive(t, store, s).Events()))
+	before := mustBuild(t, collect(mustLive(t, store, s).Events()))
 	evs := run(t, s, "second question")
 	if got := last(evs).AgentEnd; got == nil || got.Reason != EndCompleted {
 		t.Fatalf("the turn did not complete: %v", types(evs))
@@ -229,4 +229,14 @@ func mustLive(t *testing.T, st *sessions.Store, s *Session) session.Session {
 		t.Fatal(err)
 	}
 	return sess
+}
+
+// mustBuild is the whole request-contents build of a session's events.
+func mustBuild(t *testing.T, evs []*session.Event) []*genai.Content {
+	t.Helper()
+	out, err := conversation.Build("agentry", evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

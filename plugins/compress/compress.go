@@ -10,8 +10,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"reflect"
-	"strings"
 	"sync"
 	"time"
 
@@ -189,13 +187,14 @@ func (c *Compressor) before(ctx agent.Context, req *model.LLMRequest) (*model.LL
 	for ev := range events.All() {
 		evs = append(evs, ev)
 	}
-	c.run(ctx, ctx.SessionID(), ctx.InvocationID(), evs, req, false)
+	c.run(ctx, ctx.SessionID(), ctx.InvocationID(), evs, false)
 	return nil, nil
 }
 
-// run is one compression attempt over the session's events; when it
-// rewrites the session it also rebuilds req's contents.
-func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, evs []*session.Event, req *model.LLMRequest, force bool) compression.Info {
+// run is one compression attempt over the session's events. The request
+// being built gets the rewritten history from the conversation processor,
+// which runs after this plugin and finds the session rewritten.
+func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, evs []*session.Event, force bool) compression.Info {
 	hist, pending := splitPending(evs)
 	if len(hist) == 0 {
 		return compression.Info{Status: compression.StatusNoop}
@@ -260,9 +259,6 @@ func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, ev
 	if err := c.cfg.Store.ReplaceEvents(ctx, c.env.App, c.env.User, sessionID, rewritten, nil); err != nil {
 		c.env.Logger.WarnContext(ctx, "compression: cannot store the compressed history; the history is unchanged", "session", sessionID, "err", err)
 		return compression.Info{OriginalTokens: lastPrompt, NewTokens: lastPrompt, Status: compression.StatusNoop}
-	}
-	if req != nil {
-		req.Contents = RequestContents(rewritten)
 	}
 	c.mu.Lock()
 	c.lastPrompt = info.NewTokens
@@ -419,51 +415,3 @@ func partsOf(evs []*session.Event) []*genai.Part {
 	}
 	return parts
 }
-
-// adkContinue is the user turn ADK appends when the history ends on a
-// model turn.
-const adkContinue = "Continue processing previous requests as instructed. Exit or provide a summary if no more outputs are needed."
-
-// RequestContents builds a request's contents from a session's events as
-// ADK's contents processor does for a single agent: events with content in
-// order, empty parts dropped, ADK's own "adk-" call ids stripped, and a
-// continuation turn when the history ends on a model turn. A test pins it
-// to ADK's result. Parts are copied, payloads shared.
-func RequestContents(evs []*session.Event) []*genai.Content {
-	out := make([]*genai.Content, 0, len(evs)+1)
-	for _, ev := range evs {
-		if !hasHistoryContent(ev) {
-			continue
-		}
-		c := *ev.Content
-		c.Parts = make([]*genai.Part, 0, len(ev.Content.Parts))
-		for _, p := range ev.Content.Parts {
-			if p == nil || reflect.ValueOf(*p).IsZero() {
-				continue
-			}
-			np := *p
-			if fc := p.FunctionCall; fc != nil && strings.HasPrefix(fc.ID, adkIDPrefix) {
-				f := *fc
-				f.ID = ""
-				np.FunctionCall = &f
-			}
-			if fr := p.FunctionResponse; fr != nil && strings.HasPrefix(fr.ID, adkIDPrefix) {
-				f := *fr
-				f.ID = ""
-				np.FunctionResponse = &f
-			}
-			c.Parts = append(c.Parts, &np)
-		}
-		if len(c.Parts) > 0 {
-			out = append(out, &c)
-		}
-	}
-	if n := len(out); n > 0 && out[n-1].Role != genai.RoleUser {
-		out = append(out, genai.NewContentFromText(adkContinue, genai.RoleUser))
-	}
-	return out
-}
-
-// adkIDPrefix starts the call ids ADK gives calls the model left without
-// one.
-const adkIDPrefix = "adk-"

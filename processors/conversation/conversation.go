@@ -274,3 +274,10 @@ func buildAll(sc scope, events []*session.Event) ([]*genai.Content, error) {
 	}
 	return out, nil
 }
+
+// Build returns the request contents ADK's default building makes of
+// events for an unscoped agent named agent on the root branch, in one
+// pass without a cache.
+func Build(agent string, events []*session.Event) ([]*genai.Content, error) {
+	return buildAll(scope{agent: agent}, events)
+}
