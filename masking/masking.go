@@ -93,6 +93,37 @@ type Masker struct {
 	// estimate returns a function-response part's token estimate; tests
 	// replace it as gemini-cli's tests mock estimateTokenCountSync.
 	estimate func(*genai.Part) int
+
+	// memo holds what plan learnt of each function response of the last
+	// two plans: a session's requests share their history's responses
+	// (the conversation processor's cached contents), so a call measures
+	// only the responses it has not seen. A response is replaced, never
+	// written, so its pointer names its content.
+	memoMu     sync.Mutex
+	memo, prev map[*genai.FunctionResponse]measure
+}
+
+// measure is what plan needs of a function response.
+type measure struct {
+	tokens int
+	masked bool
+}
+
+// measureOf returns fr's measure (p is its part), from the memo or
+// computed. memoMu is held.
+func (m *Masker) measureOf(p *genai.Part, fr *genai.FunctionResponse) measure {
+	if v, ok := m.memo[fr]; ok {
+		return v
+	}
+	v, ok := m.prev[fr]
+	if !ok {
+		v.masked = fr.Response == nil || hasMaskedTag(fr.Response)
+		if !v.masked {
+			v.tokens = m.estimate(p)
+		}
+	}
+	m.memo[fr] = v
+	return v
 }
 
 // New returns a masker for cfg.
@@ -150,6 +181,11 @@ type candidate struct {
 // prunable, provided they add up to the batch threshold. It returns the
 // prunable responses newest first, or none.
 func (m *Masker) plan(history []*genai.Content) []candidate {
+	m.memoMu.Lock()
+	defer m.memoMu.Unlock()
+	// The responses this plan meets become the memo; those of the plan
+	// before it that this one did not meet are forgotten with prev.
+	m.prev, m.memo = m.memo, make(map[*genai.FunctionResponse]measure, len(m.memo))
 	start := len(history) - 1
 	if m.protectLatest {
 		start--
@@ -173,10 +209,11 @@ func (m *Masker) plan(history []*genai.Content) []candidate {
 			if fr.Name != "" && m.exempt[fr.Name] {
 				continue
 			}
-			if fr.Response == nil || hasMaskedTag(fr.Response) {
+			ms := m.measureOf(p, fr)
+			if ms.masked {
 				continue
 			}
-			tokens := m.estimate(p)
+			tokens := ms.tokens
 			if !crossed {
 				cumulative += tokens
 				if cumulative <= m.protect {

@@ -24,8 +24,9 @@ func turnEvents(from, turns int) []*session.Event {
 }
 
 // TestConversationBuildsOnlyNewEvents checks the cache's bookkeeping: a
-// call builds the events after the cached part, a rewritten event or a
-// response to a cached call rebuilds the whole.
+// call builds the events after the cached part; a rewritten event or a
+// cut history is built again from the prompt before it; a response to a
+// cached call rebuilds the whole.
 func TestConversationBuildsOnlyNewEvents(t *testing.T) {
 	sc := scope{agent: "agentry"}
 	k := &conversationCache{}
@@ -58,7 +59,7 @@ func TestConversationBuildsOnlyNewEvents(t *testing.T) {
 	masked := *events[10]
 	masked.LLMResponse.Content = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: "adk-call-2", Name: "read", Response: map[string]any{"output": "masked"}}}}}
 	events[10] = &masked
-	step("a masked response", len(events))
+	step("a masked response, built again from its prompt on", len(events)-8)
 
 	late := &session.Event{ID: "late", Author: "agentry", LLMResponse: model.LLMResponse{Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: "adk-call-7", Name: "read", Response: map[string]any{"output": "late"}}}}}}}
 	events = append(events, late, turnEvents(60, 1)[0])
@@ -66,4 +67,15 @@ func TestConversationBuildsOnlyNewEvents(t *testing.T) {
 
 	events = events[:40]
 	step("a rewind", 40)
+
+	events = append(events, turnEvents(70, 1)...)
+	step("a turn after the rewind", 4)
+	events = events[:40]
+	step("a rewind to where a call's events began", 0)
+	events = append(events, turnEvents(80, 2)...)
+	step("two turns", 8)
+	masked2 := *events[46]
+	masked2.LLMResponse.Content = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: "adk-call-81", Name: "read", Response: map[string]any{"output": "masked"}}}}}
+	events[46] = &masked2
+	step("a masked response in the last turn", 4)
 }

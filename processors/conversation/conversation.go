@@ -36,11 +36,12 @@ type Events func(ctx context.Context, appName, userID, sessionID string) (sessio
 // it has already built, and on each call builds only the events that came
 // after it. The cached part is checked against the session's events on
 // every call (event id, author, branch and content pointer, a comparison
-// per event): a rewritten history — masked tool outputs written back, a
-// compression, a rewind, a resumed session — changes them, and the cache
-// is rebuilt. A tail whose call ids reach into the cached part (a response
-// to an old call, a reused id) also rebuilds it, because ADK would move
-// that response next to its call.
+// per event): where a rewritten history — masked tool outputs written
+// back, a compression, a rewind, a resumed session — first differs, the
+// cache is cut back to the user's prompt before that point and built on
+// from there. A tail whose call ids reach into the
+// cached part (a response to an old call, a reused id) rebuilds it whole,
+// because ADK would move that response next to its call.
 //
 // The cached contents are shared by the requests of a session: processors
 // after this one replace a content they change and never write one, as
@@ -109,7 +110,10 @@ func keyOf(ev *session.Event) eventKey {
 	return eventKey{id: ev.ID, author: ev.Author, branch: ev.Branch, scope: ev.IsolationScope, content: ev.LLMResponse.Content}
 }
 
-// conversationCache is one session's built part of the conversation.
+// conversationCache is one session's built part of the conversation, in
+// segments that each start at a prompt, with what the cache was after
+// them, so that a history cut or rewritten after a segment (a rewind, a
+// masked response) keeps the segments before.
 type conversationCache struct {
 	mu    sync.Mutex
 	scope scope
@@ -120,35 +124,60 @@ type conversationCache struct {
 	// last of them as it sees it.
 	filtered int
 	last     *session.Event
-	// ids are the function call and response ids of the covered events.
-	ids map[string]struct{}
+	// ids count the function call and response ids of the covered events.
+	ids map[string]int
 	// contents are the request contents of the covered events.
 	contents []*genai.Content
+	segments []segment
 	// built counts the events filtered and built, for tests.
 	built int
 }
 
-func (k *conversationCache) reset(sc scope) {
-	k.scope = sc
-	k.keys = k.keys[:0]
-	k.filtered = 0
-	k.last = nil
-	k.ids = map[string]struct{}{}
-	k.contents = nil
+// segment is the part of the cache one call added: the cache's sizes and
+// last event after it, and the ids it holds.
+type segment struct {
+	keys, contents, filtered int
+	last                     *session.Event
+	ids                      []string
+	// stable is whether the cache may end here: ADK would leave the
+	// segment's last event in place were it the history's last.
+	stable bool
 }
 
-// covers reports whether the cache's events are still the first events of
-// the session.
-func (k *conversationCache) covers(sc scope, events []*session.Event) bool {
-	if k.ids == nil || sc != k.scope || len(events) < len(k.keys) {
-		return false
-	}
-	for i, key := range k.keys {
-		if keyOf(events[i]) != key {
-			return false
+func (k *conversationCache) reset(sc scope) {
+	k.scope = sc
+	k.ids = map[string]int{}
+	k.truncate(0)
+}
+
+// matched is the number of the session's first events the cache still
+// covers unchanged.
+func (k *conversationCache) matched(events []*session.Event) int {
+	n := min(len(events), len(k.keys))
+	for i := range n {
+		if keyOf(events[i]) != k.keys[i] {
+			return i
 		}
 	}
-	return true
+	return n
+}
+
+// truncate drops the segments that cover more than the first n events.
+func (k *conversationCache) truncate(n int) {
+	for len(k.segments) > 0 && (k.segments[len(k.segments)-1].keys > n || !k.segments[len(k.segments)-1].stable) {
+		for _, id := range k.segments[len(k.segments)-1].ids {
+			if k.ids[id]--; k.ids[id] <= 0 {
+				delete(k.ids, id)
+			}
+		}
+		k.segments = k.segments[:len(k.segments)-1]
+	}
+	var at segment
+	if len(k.segments) > 0 {
+		at = k.segments[len(k.segments)-1]
+	}
+	k.keys, k.contents = k.keys[:at.keys], k.contents[:at.contents]
+	k.filtered, k.last = at.filtered, at.last
 }
 
 // build returns the request contents of events, building the events after
@@ -163,83 +192,161 @@ func (k *conversationCache) build(sc scope, events []*session.Event) ([]*genai.C
 			return buildAll(sc, events)
 		}
 	}
-	if !k.covers(sc, events) {
+	if k.ids == nil || sc != k.scope {
 		k.reset(sc)
+	} else if n := k.matched(events); n < len(k.keys) {
+		k.truncate(n)
 	}
-	tail := make([]*session.Event, 0, len(events)-len(k.keys))
-	for _, ev := range events[len(k.keys):] {
-		if fe, ok := sc.filterEvent(ev); ok {
-			tail = append(tail, fe)
-		}
-	}
+	ps := split(sc, events[len(k.keys):])
 	k.built += len(events) - len(k.keys)
-	if k.touches(tail) {
+	if k.touches(ps) {
 		k.reset(sc)
-		tail = tail[:0]
-		for _, ev := range events {
-			if fe, ok := sc.filterEvent(ev); ok {
-				tail = append(tail, fe)
-			}
-		}
+		ps = split(sc, events)
 		k.built += len(events)
 	}
-	whole := k.filtered + len(tail)
-	arranged, latestMoved, err := rearrangeLatest(tail, k.last, whole)
-	if err != nil {
-		return nil, err
+	whole := k.filtered
+	for _, p := range ps {
+		whole += len(p.filtered)
 	}
-	if arranged, err = rearrangeHistory(arranged, k.filtered+len(arranged)); err != nil {
-		return nil, err
-	}
-	built := make([]*genai.Content, 0, len(arranged))
-	for _, ev := range arranged {
-		if c := requestContent(ev); c != nil {
-			built = append(built, c)
+	// ADK rearranges the latest response within the last piece: the
+	// call it answers has an id of that piece only.
+	var moved bool
+	if n := len(ps); n > 0 {
+		prev := k.last
+		for _, p := range ps[:n-1] {
+			if len(p.filtered) > 0 {
+				prev = p.filtered[len(p.filtered)-1]
+			}
 		}
+		before := len(ps[n-1].filtered)
+		arranged, m, err := rearrangeLatest(ps[n-1].filtered, prev, whole)
+		if err != nil {
+			return nil, err
+		}
+		ps[n-1].filtered, moved = arranged, m
+		whole += len(arranged) - before
 	}
-	out := make([]*genai.Content, 0, len(k.contents)+len(built)+1)
-	out = append(append(out, k.contents...), built...)
+	built := make([][]*genai.Content, len(ps))
+	size := len(k.contents) + 1
+	for i, p := range ps {
+		arranged, err := rearrangeHistory(p.filtered, whole)
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range arranged {
+			if c := requestContent(ev); c != nil {
+				built[i] = append(built[i], c)
+			}
+		}
+		size += len(built[i])
+	}
+	out := make([]*genai.Content, 0, size)
+	out = append(out, k.contents...)
+	for _, b := range built {
+		out = append(out, b...)
+	}
 	if n := len(out); n > 0 && out[n-1].Role != genai.RoleUser {
 		out = append(out, genai.NewContentFromText(adkContinueText, genai.RoleUser))
 	}
-	// The built events join the cache unless the latest response was
-	// rearranged: ADK rearranges only the very last event, so once more
-	// events follow it, it would be built differently.
-	if whole >= 2 && !latestMoved {
-		for _, ev := range events[len(k.keys):] {
+	if whole < 2 {
+		return out, nil
+	}
+	// The pieces join the cache, each a segment, except a last one whose
+	// latest response was rearranged: ADK rearranges only the very last
+	// event, so once more events follow it, it would be built differently.
+	for i, p := range ps {
+		stable := !moved
+		if i < len(ps)-1 {
+			_, m, err := rearrangeLatest(p.filtered, k.last, k.filtered+len(p.filtered))
+			stable = err == nil && !m
+		} else if moved {
+			break
+		}
+		for _, id := range p.ids {
+			k.ids[id]++
+		}
+		for _, ev := range p.raw {
 			k.keys = append(k.keys, keyOf(ev))
 		}
-		for _, ev := range tail {
-			for _, fc := range functionCalls(ev.LLMResponse.Content) {
-				k.ids[fc.ID] = struct{}{}
-			}
-			for _, fr := range functionResponses(ev.LLMResponse.Content) {
-				k.ids[fr.ID] = struct{}{}
-			}
+		if len(p.filtered) > 0 {
+			k.last = p.filtered[len(p.filtered)-1]
 		}
-		if len(tail) > 0 {
-			k.last = tail[len(tail)-1]
-		}
-		k.filtered = whole
-		k.contents = append(k.contents, built...)
+		k.filtered += len(p.filtered)
+		k.contents = append(k.contents, built[i]...)
+		k.segments = append(k.segments, segment{keys: len(k.keys), contents: len(k.contents), filtered: k.filtered, last: k.last, ids: p.ids, stable: stable && k.filtered >= 2})
 	}
 	return out, nil
 }
 
-// touches reports whether a call or response of tail has an id of the
-// cached events.
-func (k *conversationCache) touches(tail []*session.Event) bool {
+// piece is a run of new events that builds on its own: it starts at a
+// prompt, and no other piece holds one of its call or response ids.
+type piece struct {
+	raw, filtered []*session.Event
+	ids           []string
+}
+
+// split cuts events into pieces at the user's prompts, filtering them.
+// Pieces that share an id are one piece (ADK would move a response next
+// to its call across them), and so is a piece the agent sees nothing of
+// with the one before it.
+func split(sc scope, events []*session.Event) []piece {
+	var ps []piece
+	for _, ev := range events {
+		if len(ps) == 0 || (ev.Author == "user" && !hasFunctionResponse(ev.LLMResponse.Content) && len(ps[len(ps)-1].filtered) > 0) {
+			ps = append(ps, piece{})
+		}
+		p := &ps[len(ps)-1]
+		p.raw = append(p.raw, ev)
+		fe, ok := sc.filterEvent(ev)
+		if !ok {
+			continue
+		}
+		p.filtered = append(p.filtered, fe)
+		for _, fc := range functionCalls(fe.LLMResponse.Content) {
+			p.ids = append(p.ids, fc.ID)
+		}
+		for _, fr := range functionResponses(fe.LLMResponse.Content) {
+			p.ids = append(p.ids, fr.ID)
+		}
+	}
+	if n := len(ps); n > 1 && len(ps[n-1].filtered) == 0 {
+		ps[n-2].raw = append(ps[n-2].raw, ps[n-1].raw...)
+		ps = ps[:n-1]
+	}
+	if len(ps) > 1 && sharedIDs(ps) {
+		one := piece{}
+		for _, p := range ps {
+			one.raw = append(one.raw, p.raw...)
+			one.filtered = append(one.filtered, p.filtered...)
+			one.ids = append(one.ids, p.ids...)
+		}
+		ps = []piece{one}
+	}
+	return ps
+}
+
+// sharedIDs reports whether two pieces hold the same id.
+func sharedIDs(ps []piece) bool {
+	owner := map[string]int{}
+	for i, p := range ps {
+		for _, id := range p.ids {
+			if o, ok := owner[id]; ok && o != i {
+				return true
+			}
+			owner[id] = i
+		}
+	}
+	return false
+}
+
+// touches reports whether a piece has an id of the cached events.
+func (k *conversationCache) touches(ps []piece) bool {
 	if len(k.ids) == 0 {
 		return false
 	}
-	for _, ev := range tail {
-		for _, fc := range functionCalls(ev.LLMResponse.Content) {
-			if _, ok := k.ids[fc.ID]; ok {
-				return true
-			}
-		}
-		for _, fr := range functionResponses(ev.LLMResponse.Content) {
-			if _, ok := k.ids[fr.ID]; ok {
+	for _, p := range ps {
+		for _, id := range p.ids {
+			if k.ids[id] > 0 {
 				return true
 			}
 		}
