@@ -14,6 +14,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Kind says where an agent runs.
@@ -142,11 +143,15 @@ func (a *Auth) Headers(lookup func(string) (string, bool)) (map[string]string, e
 	return nil, fmt.Errorf("auth.type: unknown type %q", a.Type)
 }
 
-var envRefPattern = regexp.MustCompile(`^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$`)
+// envRefPattern is compiled on first use: only remote agents with
+// credentials have values to look at.
+var envRefPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$`)
+})
 
 // envRef returns the variable a value names as $NAME or ${NAME}.
 func envRef(v string) (string, bool) {
-	m := envRefPattern.FindStringSubmatch(v)
+	m := envRefPattern().FindStringSubmatch(v)
 	if m == nil {
 		return "", false
 	}

@@ -10,18 +10,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// namePattern is gemini-cli's agent name slug.
-var namePattern = regexp.MustCompile(`^[a-z0-9-_]+$`)
+// The patterns are compiled on first use: most runs find no definition
+// to parse.
+var (
+	// namePattern is gemini-cli's agent name slug.
+	namePattern = lazyRegexp(`^[a-z0-9-_]+$`)
+	// yamlLine is the position at the start of a YAML parser's message.
+	yamlLine = lazyRegexp(`^line (\d+): `)
+	// toolPattern is a tool name or glob pattern.
+	toolPattern = lazyRegexp(`^[A-Za-z0-9_.*?-]+$`)
+)
 
-// yamlLine is the position at the start of a YAML parser's message.
-var yamlLine = regexp.MustCompile(`^line (\d+): `)
-
-// toolPattern is a tool name or glob pattern.
-var toolPattern = regexp.MustCompile(`^[A-Za-z0-9_.*?-]+$`)
+// lazyRegexp returns a function that compiles expr on its first call and
+// returns the same *regexp.Regexp on every call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // The front matter fields of each kind, as gemini-cli's strict schemas
 // list them (in the order error messages name them).
@@ -49,7 +58,7 @@ func Parse(file string, data []byte) ([]Definition, error) {
 		// The parser counts lines from the front matter's first; the
 		// user counts them from the file's.
 		msg, at := strings.TrimPrefix(err.Error(), "yaml: "), 0
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlLine().FindStringSubmatch(msg); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			at, msg = n+line-1, msg[len(m[0]):]
 		}
@@ -185,7 +194,7 @@ func (p *parser) definition(m *yaml.Node, prefix string, want Kind, body string)
 	if d.Name, err = p.str(nameNode, prefix+"name"); err != nil {
 		return d, err
 	}
-	if !namePattern.MatchString(d.Name) {
+	if !namePattern().MatchString(d.Name) {
 		return d, p.errorf(nameNode, prefix+"name", "%q is not a valid name: use lower-case letters, digits, - and _", d.Name)
 	}
 	if n := fields["display_name"]; n != nil {
@@ -215,7 +224,7 @@ func (p *parser) definition(m *yaml.Node, prefix string, want Kind, body string)
 			if err != nil {
 				return d, err
 			}
-			if _, badPattern := path.Match(t, ""); !toolPattern.MatchString(t) || badPattern != nil {
+			if _, badPattern := path.Match(t, ""); !toolPattern().MatchString(t) || badPattern != nil {
 				return d, p.errorf(item, fmt.Sprintf("%stools[%d]", prefix, i), "%q is not a tool name or pattern", t)
 			}
 			d.Tools = append(d.Tools, t)

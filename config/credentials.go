@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/subosito/gotenv"
 )
@@ -84,15 +85,18 @@ func assignmentsOnly(data string) string {
 	var b strings.Builder
 	for line := range strings.Lines(data) {
 		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "#") || envAssignment.MatchString(t) {
+		if t == "" || strings.HasPrefix(t, "#") || envAssignment().MatchString(t) {
 			b.WriteString(line)
 		}
 	}
 	return b.String()
 }
 
-// envAssignment matches the start of a dotenv assignment.
-var envAssignment = regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*(=|:\s)`)
+// envAssignment matches the start of a dotenv assignment; it is compiled
+// on first use, when a .env file is read.
+var envAssignment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(export\s+)?[A-Za-z_][A-Za-z0-9_.-]*\s*(=|:\s)`)
+})
 
 // geminiModelEnv is gemini-cli's model variable: below --model, above
 // every settings file, as in gemini-cli; below the AGENTRY_* variables.

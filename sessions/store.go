@@ -3,6 +3,7 @@ package sessions
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,7 +16,7 @@ import (
 	// database/sql drivers: pgx for PostgreSQL, and modernc's SQLite,
 	// which is pure Go so agentry stays one static binary without cgo.
 	_ "github.com/jackc/pgx/v5/stdlib"
-	_ "modernc.org/sqlite"
+	"modernc.org/sqlite"
 
 	"google.golang.org/adk/v2/platform"
 	"google.golang.org/adk/v2/session"
@@ -110,11 +111,18 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error
 	// busy timeout applies to it; a deferred transaction upgrading its
 	// lock could fail with SQLITE_BUSY at once.
 	q.Set("_txlock", "immediate")
+	// A limit on the log makes SQLite empty it, rather than leave it as
+	// it is, when the last connection closes in persistent WAL mode (see
+	// persistWAL); 4 MiB is the size of the log at SQLite's automatic
+	// checkpoint, which a larger transaction can exceed until the next
+	// checkpoint.
+	q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", 4<<20))
 	dsn := (&url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}).String()
-	db, err := sql.Open("sqlite", dsn)
+	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sessions: open %s: %w", abs, err)
 	}
+	db := sql.OpenDB(persistWAL{c})
 	// One connection: SQLite has one writer anyway, and in-process
 	// writers queueing in database/sql wait in order and honour their
 	// contexts, where competing connections would poll the file lock.
@@ -145,6 +153,32 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 	db.SetMaxOpenConns(postgresConns)
 	db.SetMaxIdleConns(postgresConns)
 	return open(ctx, db, postgresDialect(), "postgres", opts)
+}
+
+// persistWAL opens SQLite connections in persistent WAL mode: the log and
+// its shared-memory index stay beside the database, emptied, when the last
+// connection closes, instead of being deleted and created again by the
+// next process. Each run opens and closes the store, and creating and
+// removing the two files was about half of what opening and closing an
+// existing database cost.
+type persistWAL struct{ driver.Connector }
+
+// Connect opens a connection and sets its persistent WAL mode.
+func (p persistWAL) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := p.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fc, ok := conn.(sqlite.FileControl)
+	if !ok {
+		_ = conn.Close()
+		return nil, fmt.Errorf("sessions: SQLite connection %T has no file control", conn)
+	}
+	if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("sessions: persistent WAL mode: %w", err)
+	}
+	return conn, nil
 }
 
 func open(ctx context.Context, db *sql.DB, d dialect, where string, opts []Option) (*Store, error) {

@@ -549,7 +549,7 @@ func TestOpenSQLite(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want %v", p, fi.Mode(), err, want)
 		}
 	}
-	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "10000"} {
+	for pragma, want := range map[string]string{"journal_mode": "wal", "synchronous": "1", "busy_timeout": "10000", "journal_size_limit": "4194304"} {
 		var got string
 		if err := s.db.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
 			t.Errorf("PRAGMA %s = %q (%v), want %q", pragma, got, err, want)
@@ -568,6 +568,46 @@ func TestOpenSQLite(t *testing.T) {
 	}
 	if _, err := OpenSQLite(ctx, path); !errors.Is(err, ErrSchemaTooNew) {
 		t.Errorf("open of a newer schema: %v, want ErrSchemaTooNew", err)
+	}
+}
+
+// TestSQLiteKeepsEmptyLog: closing the store checkpoints the log into the
+// database and leaves the log and its index in place, the log emptied and
+// both as private as the database, so that the next process need not
+// create them again.
+func TestSQLiteKeepsEmptyLog(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "sessions.db")
+	s, err := OpenSQLite(ctx, path, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendEv(t, s, create(t, s, "s1", nil), textEvent("e1", "one"))
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("log while open: %v, %v; want a non-empty file", fi, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatalf("after close: %v", err)
+		}
+		if fi.Mode() != 0o600 {
+			t.Errorf("%s: mode %v, want 0600", f, fi.Mode())
+		}
+		if f == path+"-wal" && fi.Size() != 0 {
+			t.Errorf("log after close: %d bytes, want 0", fi.Size())
+		}
+	}
+	r, err := OpenSQLite(ctx, path, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := get(t, r, "s1"); got.Events().Len() != 1 {
+		t.Errorf("reopened: %d events, want 1", got.Events().Len())
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Config is the security.environmentVariableRedaction setting.
@@ -64,7 +65,7 @@ func (c Config) Redacted(name, value string) bool {
 	case !c.Enabled:
 		return false
 	}
-	if secretValue.MatchString(value) {
+	if secretValue().MatchString(value) {
 		return true
 	}
 	switch {
@@ -75,7 +76,7 @@ func (c Config) Redacted(name, value string) bool {
 	case slices.Contains(neverAllowed(), upper):
 		return true
 	}
-	return secretName.MatchString(upper)
+	return secretName().MatchString(upper)
 }
 
 // Own reports whether name is one of agentry's own secrets, which no
@@ -88,7 +89,7 @@ func Own(name string) bool {
 		return false
 	}
 	return upper == "AGENTRY_A2A_TOKEN" || upper == "AGENTRY_SESSION_POSTGRESDSN" ||
-		strings.Contains(upper, "DSN") || secretName.MatchString(upper)
+		strings.Contains(upper, "DSN") || secretName().MatchString(upper)
 }
 
 func containsFold(list []string, upper string) bool {
@@ -126,20 +127,26 @@ func neverAllowed() []string {
 	}
 }
 
-// secretName is gemini-cli's NEVER_ALLOWED_NAME_PATTERNS.
-var secretName = regexp.MustCompile(`(?i)TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|CREDS|PRIVATE|CERT`)
+// secretName is gemini-cli's NEVER_ALLOWED_NAME_PATTERNS. It and
+// secretValue are compiled on first use: a run that starts no process
+// need not compile them.
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)TOKEN|SECRET|PASSWORD|PASSWD|KEY|AUTH|CREDENTIAL|CREDS|PRIVATE|CERT`)
+})
 
 // secretValue is gemini-cli's NEVER_ALLOWED_VALUE_PATTERNS. RE2 matches
 // in linear time, so the length bounds gemini-cli puts on repetitions
 // against catastrophic backtracking are not needed.
-var secretValue = regexp.MustCompile(`(?i)` + strings.Join([]string{
-	`-----BEGIN (RSA|OPENSSH|EC|PGP) PRIVATE KEY-----`,
-	`-----BEGIN CERTIFICATE-----`,
-	`(https?|ftp|smtp)://[^:\s]+:[^@\s]+@`,               // credentials in a URL
-	`(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}`, // GitHub tokens
-	`AIzaSy[a-zA-Z0-9_\\-]{33}`,                          // Google API keys
-	`AKIA[A-Z0-9]{16}`,                                   // AWS access key ids
-	`eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*`,  // JWTs
-	`(s|r)k_(live|test)_[0-9a-zA-Z]{24}`,                 // Stripe keys
-	`xox[abpr]-[a-zA-Z0-9-]+`,                            // Slack tokens
-}, "|"))
+var secretValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)` + strings.Join([]string{
+		`-----BEGIN (RSA|OPENSSH|EC|PGP) PRIVATE KEY-----`,
+		`-----BEGIN CERTIFICATE-----`,
+		`(https?|ftp|smtp)://[^:\s]+:[^@\s]+@`,               // credentials in a URL
+		`(ghp|gho|ghu|ghs|ghr|github_pat)_[a-zA-Z0-9_]{36,}`, // GitHub tokens
+		`AIzaSy[a-zA-Z0-9_\\-]{33}`,                          // Google API keys
+		`AKIA[A-Z0-9]{16}`,                                   // AWS access key ids
+		`eyJ[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*\.[a-zA-Z0-9_-]*`,  // JWTs
+		`(s|r)k_(live|test)_[0-9a-zA-Z]{24}`,                 // Stripe keys
+		`xox[abpr]-[a-zA-Z0-9-]+`,                            // Slack tokens
+	}, "|"))
+})

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode"
@@ -66,7 +67,7 @@ func (e *TerminalQuotaError) Unwrap() error { return e.Err }
 // rather than the user's quota. gemini-cli retries capacity errors a couple of
 // times before falling back, since capacity comes back on its own.
 func (e *TerminalQuotaError) IsCapacity() bool {
-	return e.Reason == "MODEL_CAPACITY_EXHAUSTED" || e.Reason == "MODEL_CAPACITY_EXCEEDED" || capacityPhrase.MatchString(e.Message)
+	return e.Reason == "MODEL_CAPACITY_EXHAUSTED" || e.Reason == "MODEL_CAPACITY_EXCEEDED" || capacityPhrase().MatchString(e.Message)
 }
 
 // IsInsufficientCredits reports whether the account ran out of Google One AI
@@ -207,29 +208,37 @@ func cloudCodeDomain(domain string) bool {
 // ASCII only.
 const jsSpace = `[\t\n\v\f\r \x{00a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
 
+// The patterns are compiled on first use: most runs never see an error
+// to classify.
 var (
 	// capacityPhrase marks a message about exhausted model capacity.
-	capacityPhrase = regexp.MustCompile(`(?i)exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED`)
+	capacityPhrase = lazyRegexp(`(?i)exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED`)
 	// limitZero finds "limit: 0"; limitIsZero rejects matches followed by
 	// more digits, which gemini-cli's (?!\d|\.\d) lookahead does and RE2
 	// cannot.
-	limitZero = regexp.MustCompile(`limit:` + jsSpace + `*0`)
+	limitZero = lazyRegexp(`limit:` + jsSpace + `*0`)
 	// retryIn is the API's "Please retry in 12.3s." hint, the only delay an
 	// error without structured details carries.
-	retryIn = regexp.MustCompile(`Please retry in ([0-9.]+(?:ms|s))`)
+	retryIn = lazyRegexp(`Please retry in ([0-9.]+(?:ms|s))`)
 	// doubleComma matches the stray commas SSE parsing injects into error
 	// JSON (",\n ,"), which would make the body unparsable.
-	doubleComma = regexp.MustCompile(`,(\s*),`)
+	doubleComma = lazyRegexp(`,(\s*),`)
 	// jsFloatPrefix is the prefix of a string that JavaScript's parseFloat
 	// reads; the rest is ignored.
-	jsFloatPrefix = regexp.MustCompile(`^[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)`)
+	jsFloatPrefix = lazyRegexp(`^[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)`)
 )
+
+// lazyRegexp returns a function that compiles expr on its first call and
+// returns the same *regexp.Regexp on every call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // limitIsZero reports whether the lowercased message says a quota's limit
 // is 0 (not 0.5, not 05): the quota does not exist for this account, so
 // waiting never helps.
 func limitIsZero(lower string) bool {
-	for _, m := range limitZero.FindAllStringIndex(lower, -1) {
+	for _, m := range limitZero().FindAllStringIndex(lower, -1) {
 		rest := lower[m[1]:]
 		if rest != "" && isDigit(rest[0]) {
 			continue
@@ -400,7 +409,7 @@ func nestedError(msg string) (inner any, array, ok bool) {
 // payloads.
 func parseJSON(s string) (any, bool) {
 	for {
-		next := doubleComma.ReplaceAllString(s, ",$1")
+		next := doubleComma().ReplaceAllString(s, ",$1")
 		if next == s {
 			break
 		}
@@ -502,7 +511,7 @@ func classifyGoogle(err error) error {
 	if g == nil || !quotaStatus(g.code) || len(g.details) == 0 {
 		// No structured details: all there is to go on is the text and
 		// the status.
-		if m := retryIn.FindStringSubmatch(msg); m != nil {
+		if m := retryIn().FindStringSubmatch(msg); m != nil {
 			sec, ok := parseDurationSeconds(m[1])
 			if !ok {
 				return err
@@ -513,7 +522,7 @@ func classifyGoogle(err error) error {
 			return &RetryableQuotaError{Message: msg, RetryDelay: secondsToDuration(sec), Err: err}
 		}
 		if quotaStatus(status) {
-			if capacityPhrase.MatchString(msg) {
+			if capacityPhrase().MatchString(msg) {
 				return &TerminalQuotaError{Message: msg, Err: err}
 			}
 			// Assume a temporary rate limit.
@@ -592,7 +601,7 @@ func classifyGoogle(err error) error {
 		}
 	}
 
-	if capacityPhrase.MatchString(msg) {
+	if capacityPhrase().MatchString(msg) {
 		return &TerminalQuotaError{Message: msg, Err: err}
 	}
 	// A 429, 499 or 503 with details none of the rules recognise.
@@ -693,7 +702,7 @@ func parseDurationSeconds(d string) (float64, bool) {
 // parseJSFloat is JavaScript's parseFloat: the longest numeric prefix after
 // leading white space; false where parseFloat gives NaN.
 func parseJSFloat(s string) (float64, bool) {
-	m := jsFloatPrefix.FindString(strings.TrimLeftFunc(s, unicode.IsSpace))
+	m := jsFloatPrefix().FindString(strings.TrimLeftFunc(s, unicode.IsSpace))
 	if m == "" {
 		return 0, false
 	}

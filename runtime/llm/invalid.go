@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"regexp"
 	"strings"
 
 	"google.golang.org/adk/v2/model"
@@ -91,9 +90,11 @@ func CheckStream(resp *model.LLMResponse, afterToolResponse bool) *InvalidStream
 	return nil
 }
 
+// Compiled on first use: visibleText needs them only for text that holds
+// an invisible character or a comment.
 var (
-	invisibleChars = regexp.MustCompile("[\u200B-\u200D\uFEFF\u200E\u200F]")
-	htmlComment    = regexp.MustCompile(`(?s)<!--.*?-->`)
+	invisibleChars = lazyRegexp("[\u200B-\u200D\uFEFF\u200E\u200F]")
+	htmlComment    = lazyRegexp(`(?s)<!--.*?-->`)
 )
 
 // visibleText is the answer text as gemini-cli judges it: without
@@ -102,9 +103,9 @@ func visibleText(s string) string {
 	if !strings.ContainsAny(s, "\u200b\u200c\u200d\ufeff\u200e\u200f") && !strings.Contains(s, "<!--") {
 		return strings.TrimSpace(s) // the usual case, without allocating
 	}
-	s = invisibleChars.ReplaceAllString(s, "")
+	s = invisibleChars().ReplaceAllString(s, "")
 	for {
-		next := htmlComment.ReplaceAllString(s, "")
+		next := htmlComment().ReplaceAllString(s, "")
 		if next == s {
 			break
 		}
