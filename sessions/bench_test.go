@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -136,6 +137,34 @@ func BenchmarkInMemoryAppend(b *testing.B) {
 
 func BenchmarkInMemoryTurn(b *testing.B) {
 	benchAppends(b, session.InMemoryService(), turnEvents)
+}
+
+// BenchmarkEncodeTurn encodes a turn's four events with appendEvent, into
+// one reused buffer as the Store does, and, for comparison, json.Marshal.
+func BenchmarkEncodeTurn(b *testing.B) {
+	evs := turnEvents(0)
+	b.Run("appendEvent", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf []byte
+		for b.Loop() {
+			for _, ev := range evs {
+				var err error
+				if buf, err = appendEvent(buf[:0], ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, ev := range evs {
+				if _, err := json.Marshal(ev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
 }
 
 // BenchmarkGetLive1000: an unfiltered Get of a loaded 1,000-event session

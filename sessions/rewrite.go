@@ -3,7 +3,6 @@ package sessions
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -47,11 +46,11 @@ func (s *Store) ReplaceEvents(ctx context.Context, appName, userID, sessionID st
 		}
 		seen[ev.ID] = i
 		stored[i] = trimTemp(ev)
-		b, err := json.Marshal(stored[i])
+		b, err := s.encode(stored[i])
 		if err != nil {
 			return fmt.Errorf("sessions: replace events of %s: encode event %s: %w", k, ev.ID, err)
 		}
-		data[i] = string(b)
+		data[i] = b
 	}
 
 	e, err := s.lock(ctx, k)

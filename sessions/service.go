@@ -3,7 +3,6 @@ package sessions
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -314,7 +313,7 @@ func (s *Store) AppendEvent(ctx context.Context, cur session.Session, ev *sessio
 		}
 	}
 	stored := trimTemp(ev)
-	data, err := json.Marshal(stored)
+	data, err := s.encode(stored)
 	if err != nil {
 		return fmt.Errorf("sessions: append to %s: encode event %s: %w", k, ev.ID, err)
 	}
@@ -348,7 +347,7 @@ func (s *Store) AppendEvent(ctx context.Context, cur session.Session, ev *sessio
 		} else if n == 0 {
 			return ErrNotFound
 		}
-		res, err = s.exec(ctx, tx, insertEvent, k.app, k.user, k.id, ev.ID, ev.InvocationID, ev.Author, ev.Timestamp.UnixMicro(), string(data))
+		res, err = s.exec(ctx, tx, insertEvent, k.app, k.user, k.id, ev.ID, ev.InvocationID, ev.Author, ev.Timestamp.UnixMicro(), data)
 		if err != nil {
 			return fmt.Errorf("insert event: %w", err)
 		}
@@ -466,11 +465,11 @@ func (s *Store) ReplaceEventContents(ctx context.Context, appName, userID, sessi
 	}
 	e.mu.RUnlock()
 	for j := range repl {
-		data, err := json.Marshal(repl[j].ev)
+		data, err := s.encode(repl[j].ev)
 		if err != nil {
 			return fmt.Errorf("sessions: replace content of event %s: encode: %w", repl[j].ev.ID, err)
 		}
-		repl[j].data = string(data)
+		repl[j].data = data
 	}
 	write := func(tx *sql.Tx) error {
 		for _, r := range repl {

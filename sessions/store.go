@@ -47,6 +47,8 @@ type Store struct {
 	// stmts holds the prepared hot statements by query text; read-only
 	// after open.
 	stmts map[string]*sql.Stmt
+	// encoders holds *eventEncoder, reused with their buffers.
+	encoders sync.Pool
 
 	mu sync.Mutex // guards the maps below
 	// live holds an entry for every session that is loaded, and for the
