@@ -40,10 +40,10 @@ const postgresConns = 8
 // session objects (see the package doc). It is safe for concurrent use.
 type Store struct {
 	db *sql.DB
-	// dialect is the database's dialect name, "sqlite" or "postgres".
-	dialect string
-	clock   func() time.Time
-	log     *slog.Logger
+	// d is what differs between the databases.
+	d     dialect
+	clock func() time.Time
+	log   *slog.Logger
 	// stmts holds the prepared hot statements by query text; read-only
 	// after open.
 	stmts map[string]*sql.Stmt
@@ -151,12 +151,12 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Store, erro
 
 func open(ctx context.Context, db *sql.DB, d dialect, where string, opts []Option) (*Store, error) {
 	s := &Store{
-		db:      db,
-		dialect: d.name,
-		log:     slog.Default(),
-		live:    map[key]*storedSession{},
-		apps:    map[string]*sharedState{},
-		users:   map[userKey]*sharedState{},
+		db:    db,
+		d:     d,
+		log:   slog.Default(),
+		live:  map[key]*storedSession{},
+		apps:  map[string]*sharedState{},
+		users: map[userKey]*sharedState{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -193,7 +193,7 @@ func (s *Store) DB() *sql.DB { return s.db }
 
 // Dialect names the database behind DB: "sqlite" or "postgres". It tells
 // packages using DB which SQL to write; both accept $n placeholders.
-func (s *Store) Dialect() string { return s.dialect }
+func (s *Store) Dialect() string { return s.d.name }
 
 // now is the time for session bookkeeping.
 func (s *Store) now(ctx context.Context) time.Time {
