@@ -103,8 +103,11 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*Store, error
 	// acknowledged append survives any crash of the process (the SIGKILL
 	// test); the log is synced at checkpoints, so a power cut may drop the
 	// last appends, whole — never tear one. FULL would sync every commit:
-	// on a typical disk that triples the append (about 280 µs against
-	// 90 µs) and adds tens of milliseconds to a short run. gemini-cli's
+	// on a virtual disk that makes the median append four to five times
+	// slower (about 135 µs against 30 µs, BenchmarkSQLiteAppend) and adds
+	// tens of milliseconds to a short run. OFF would also survive the
+	// process being killed and only spares the checkpoints' syncs, but a
+	// power cut during a checkpoint could corrupt the file. gemini-cli's
 	// transcript does not sync at all.
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
