@@ -3,7 +3,6 @@ package sessions
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -25,8 +24,9 @@ const deleteEvents = `DELETE FROM events WHERE app_name = $1 AND user_id = $2 AN
 // holding the old one keep it unchanged. An event without an ID gets a new
 // UUID (the caller's event is changed); partial events and repeated IDs are
 // refused, so the stored history is one the runner could have appended.
-// Events are stored as given, temp: keys of their deltas stripped. An
-// unknown session is ErrNotFound.
+// Events are stored as given, temp: keys of their deltas stripped. The
+// session's update time becomes the time of the rewrite, or its last
+// event's timestamp if that is later. An unknown session is ErrNotFound.
 func (s *Store) ReplaceEvents(ctx context.Context, appName, userID, sessionID string, events []*session.Event, delta map[string]any) error {
 	k := key{appName, userID, sessionID}
 	seen := make(map[string]int, len(events))
@@ -47,11 +47,11 @@ func (s *Store) ReplaceEvents(ctx context.Context, appName, userID, sessionID st
 		}
 		seen[ev.ID] = i
 		stored[i] = trimTemp(ev)
-		b, err := json.Marshal(stored[i])
+		b, err := s.encode(stored[i])
 		if err != nil {
 			return fmt.Errorf("sessions: replace events of %s: encode event %s: %w", k, ev.ID, err)
 		}
-		data[i] = string(b)
+		data[i] = b
 	}
 
 	e, err := s.lock(ctx, k)
@@ -78,7 +78,13 @@ func (s *Store) ReplaceEvents(ctx context.Context, appName, userID, sessionID st
 		}
 		defer user.unlockWrite()
 	}
+	// The rewrite's time, or its last event's if that is later: a
+	// session's update time is never earlier than its last event (see
+	// AppendEvent).
 	updated := s.now(ctx)
+	if n := len(stored); n > 0 && stored[n-1].Timestamp.After(updated) {
+		updated = stored[n-1].Timestamp
+	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := s.exec(ctx, tx, touchSession, k.app, k.user, k.id, updated.UnixMicro())
 		if err != nil {

@@ -3,7 +3,6 @@ package sessions
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -194,6 +193,14 @@ func (s *Store) List(ctx context.Context, req *session.ListRequest) (*session.Li
 	if err := s.listState(ctx, where, args, byKey); err != nil {
 		return nil, fmt.Errorf("sessions: list: %w", err)
 	}
+	err = s.updateTimes(ctx, where, args, func(k key, last int64) {
+		if c := byKey[k]; c != nil && last > c.updated.UnixMicro() {
+			c.updated = time.UnixMicro(last)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions: list: %w", err)
+	}
 	app := s.appState(req.AppName)
 	if err := app.ensure(ctx, s.db); err != nil {
 		return nil, fmt.Errorf("sessions: list: app state: %w", err)
@@ -280,6 +287,18 @@ func (s *Store) Delete(ctx context.Context, req *session.DeleteRequest) error {
 // changed). An event without an ID gets a new UUID. An event whose ID the
 // session already has is refused with ErrExists, so nothing is stored
 // twice.
+//
+// An append that returned is committed: in SQLite its pages are in the
+// write-ahead log, in the operating system's cache, before the commit
+// returns, so it survives the process being killed. Most appends are one
+// statement, the event's insert, committed on its own: those of a loaded
+// session whose event has a timestamp no earlier than the session's update
+// time and no state change to store. The others run in a transaction
+// that also sets the session's update time and writes the state. In
+// SQLite the single statement leaves the session's row alone, so a
+// session's stored update time is the later of its row's and its last
+// event's timestamp; the condition above makes that the time of the last
+// append, as it is in the live object.
 func (s *Store) AppendEvent(ctx context.Context, cur session.Session, ev *session.Event) error {
 	if cur == nil {
 		return errors.New("sessions: append: session is nil")
@@ -314,7 +333,7 @@ func (s *Store) AppendEvent(ctx context.Context, cur session.Session, ev *sessio
 		}
 	}
 	stored := trimTemp(ev)
-	data, err := json.Marshal(stored)
+	data, err := s.encode(stored)
 	if err != nil {
 		return fmt.Errorf("sessions: append to %s: encode event %s: %w", k, ev.ID, err)
 	}
@@ -336,29 +355,12 @@ func (s *Store) AppendEvent(ctx context.Context, cur session.Session, ev *sessio
 	if updated.IsZero() {
 		updated = s.now(ctx)
 	}
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		// Touching the session first checks that it exists and, in
-		// SQLite, takes the write lock before anything is read.
-		res, err := s.exec(ctx, tx, touchSession, k.app, k.user, k.id, updated.UnixMicro())
-		if err != nil {
-			return fmt.Errorf("update session: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("update session: %w", err)
-		} else if n == 0 {
-			return ErrNotFound
-		}
-		res, err = s.exec(ctx, tx, insertEvent, k.app, k.user, k.id, ev.ID, ev.InvocationID, ev.Author, ev.Timestamp.UnixMicro(), string(data))
-		if err != nil {
-			return fmt.Errorf("insert event: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("insert event: %w", err)
-		} else if n == 0 {
-			return fmt.Errorf("event %s: %w", ev.ID, ErrExists)
-		}
-		return s.writeStates(ctx, tx, k, own, appDelta, userDelta)
-	})
+	if e.loaded && !ev.Timestamp.IsZero() && !ev.Timestamp.Before(e.LastUpdateTime()) &&
+		len(own) == 0 && len(appDelta) == 0 && len(userDelta) == 0 {
+		err = s.appendOne(ctx, k, stored, data)
+	} else {
+		err = s.appendInTx(ctx, k, stored, data, updated, own, appDelta, userDelta)
+	}
 	if err != nil {
 		return fmt.Errorf("sessions: append to %s: %w", k, err)
 	}
@@ -401,6 +403,56 @@ func (s *Store) AppendEvent(ctx context.Context, cur session.Session, ev *sessio
 		so.mu.Unlock()
 	}
 	return nil
+}
+
+// appendOne stores an event in one statement, its own transaction.
+func (s *Store) appendOne(ctx context.Context, k key, ev *session.Event, data string) error {
+	res, err := s.exec(ctx, nil, s.d.appendEvent, k.app, k.user, k.id, ev.ID, ev.InvocationID, ev.Author, ev.Timestamp.UnixMicro(), data)
+	if err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	} else if n == 1 {
+		return nil
+	}
+	// No row: the session is gone or already has the event.
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE app_name = $1 AND user_id = $2 AND session_id = $3`, k.app, k.user, k.id).Scan(&n); err != nil {
+		return fmt.Errorf("insert event: %w", err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return fmt.Errorf("event %s: %w", ev.ID, ErrExists)
+}
+
+// appendInTx stores an event in a transaction that also sets the
+// session's update time and writes the event's state changes.
+func (s *Store) appendInTx(ctx context.Context, k key, ev *session.Event, data string, updated time.Time, own, app, user map[string]any) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		// Touching the session first checks that it exists and, in
+		// SQLite, takes the write lock before anything is read.
+		res, err := s.exec(ctx, tx, touchSession, k.app, k.user, k.id, updated.UnixMicro())
+		if err != nil {
+			return fmt.Errorf("update session: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("update session: %w", err)
+		} else if n == 0 {
+			return ErrNotFound
+		}
+		res, err = s.exec(ctx, tx, insertEvent, k.app, k.user, k.id, ev.ID, ev.InvocationID, ev.Author, ev.Timestamp.UnixMicro(), data)
+		if err != nil {
+			return fmt.Errorf("insert event: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("insert event: %w", err)
+		} else if n == 0 {
+			return fmt.Errorf("event %s: %w", ev.ID, ErrExists)
+		}
+		return s.writeStates(ctx, tx, k, own, app, user)
+	})
 }
 
 // lockShared takes a shared state's write lock and loads it, so the
@@ -466,11 +518,11 @@ func (s *Store) ReplaceEventContents(ctx context.Context, appName, userID, sessi
 	}
 	e.mu.RUnlock()
 	for j := range repl {
-		data, err := json.Marshal(repl[j].ev)
+		data, err := s.encode(repl[j].ev)
 		if err != nil {
 			return fmt.Errorf("sessions: replace content of event %s: encode: %w", repl[j].ev.ID, err)
 		}
-		repl[j].data = string(data)
+		repl[j].data = data
 	}
 	write := func(tx *sql.Tx) error {
 		for _, r := range repl {

@@ -20,14 +20,15 @@ type queryer interface {
 // hotStatements are prepared once, when the Store opens: they run on
 // every append or replacement, and parsing them each time would cost a
 // tenth of an SQLite append.
-func hotStatements() []string {
-	return []string{touchSession, insertEvent, updateEventData, upsertSessionState, upsertAppState, upsertUserState}
+func (d dialect) hotStatements() []string {
+	return []string{d.appendEvent, touchSession, insertEvent, updateEventData, upsertSessionState, upsertAppState, upsertUserState}
 }
 
 // prepare prepares the hot statements.
 func (s *Store) prepare(ctx context.Context) error {
-	s.stmts = make(map[string]*sql.Stmt, len(hotStatements()))
-	for _, q := range hotStatements() {
+	hot := s.d.hotStatements()
+	s.stmts = make(map[string]*sql.Stmt, len(hot))
+	for _, q := range hot {
 		st, err := s.db.PrepareContext(ctx, q)
 		if err != nil {
 			return fmt.Errorf("prepare %q: %w", q, err)
@@ -208,6 +209,9 @@ func (s *Store) load(ctx context.Context, e *storedSession) error {
 	for i, ev := range events {
 		idx[ev.ID] = i
 	}
+	if n := len(events); n > 0 && s.d.lastEventTime {
+		updated = max(updated, events[n-1].Timestamp.UnixMicro())
+	}
 	e.mu.Lock()
 	e.app, e.user = app, user
 	e.events, e.idx, e.state = events, idx, state
@@ -240,4 +244,33 @@ func readEvents(ctx context.Context, q queryer, k key) ([]*session.Event, error)
 		return nil, fmt.Errorf("read events: %w", err)
 	}
 	return events, nil
+}
+
+// updateTimes sets the update time of the listed sessions (of one app,
+// matching where) to their last event's timestamp where that is later than
+// their row's, in a database whose appends leave the row alone (see
+// dialect.lastEventTime). The last events are found in the events index,
+// which holds seq (SQLite's rowid), without reading the other rows.
+func (s *Store) updateTimes(ctx context.Context, where string, args []any, set func(k key, lastEvent int64)) error {
+	if !s.d.lastEventTime {
+		return nil
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT user_id, session_id, timestamp_us FROM events
+		WHERE seq IN (SELECT MAX(seq) FROM events WHERE `+where+` GROUP BY user_id, session_id)`, args...)
+	if err != nil {
+		return fmt.Errorf("read last events: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		k := key{app: args[0].(string)}
+		var at int64
+		if err := rows.Scan(&k.user, &k.id, &at); err != nil {
+			return fmt.Errorf("read last events: %w", err)
+		}
+		set(k, at)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read last events: %w", err)
+	}
+	return nil
 }

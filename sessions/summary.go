@@ -56,6 +56,14 @@ func (s *Store) Summaries(ctx context.Context, appName, userID string) ([]Summar
 	for k, c := range byKey {
 		byID[k.id].State = c.state
 	}
+	err = s.updateTimes(ctx, where, args, func(k key, last int64) {
+		if sum := byID[k.id]; sum != nil && last > sum.Updated.UnixMicro() {
+			sum.Updated = time.UnixMicro(last)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sessions: summaries: %w", err)
+	}
 
 	rows, err = s.db.QueryContext(ctx, `SELECT session_id, timestamp_us, data FROM events WHERE `+where+` AND author = 'user' ORDER BY seq`, args...)
 	if err != nil {
