@@ -10,7 +10,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/masking"
-	"github.com/agentry-dev/agentry/processors/conversation"
 )
 
 // MaskingProcessor returns the masking processor of a session built from
@@ -49,29 +48,6 @@ func SessionHistory(svc session.Service) masking.History {
 				}
 			}
 		}, nil
-	}
-}
-
-// sessionEvents is the conversation processor's view of the sessions svc
-// stores: a rewritable store's live object, whose event and content
-// objects stay the same from one read to the next, or else svc's Get (ADK's
-// in-memory service shares its stored events with every copy).
-func sessionEvents(svc session.Service) conversation.Events {
-	if store, ok := svc.(RewritableStore); ok {
-		return func(ctx context.Context, app, user, sessionID string) (session.Events, error) {
-			sess, err := store.Live(ctx, app, user, sessionID)
-			if err != nil {
-				return nil, err
-			}
-			return sess.Events(), nil
-		}
-	}
-	return func(ctx context.Context, app, user, sessionID string) (session.Events, error) {
-		resp, err := svc.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: sessionID})
-		if err != nil {
-			return nil, err
-		}
-		return resp.Session.Events(), nil
 	}
 }
 

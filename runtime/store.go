@@ -15,6 +15,7 @@ import (
 	"google.golang.org/adk/v2/session"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/processors/conversation"
 	"github.com/agentry-dev/agentry/sessions/listing"
 )
 
@@ -28,12 +29,42 @@ type RewritableStore interface {
 	session.Service
 	// Live returns the live object of a session, without starting an
 	// invocation.
-	Live(ctx context.Context, appName, userID, sessionID string) (session.Session, error)
+	LiveStore
 	// ReplaceEventContents replaces the contents of events by id.
 	ReplaceEventContents(ctx context.Context, appName, userID, sessionID string, contents map[string]*genai.Content) error
 	// ReplaceEvents replaces a session's whole history, applying delta to
 	// its state.
 	ReplaceEvents(ctx context.Context, appName, userID, sessionID string, events []*session.Event, delta map[string]any) error
+}
+
+// LiveStore is a session service that hands out the live object of a
+// session: the one a running invocation appends to, whose event and
+// content objects stay the same from one read to the next. Every
+// RewritableStore is one.
+type LiveStore interface {
+	Live(ctx context.Context, appName, userID, sessionID string) (session.Session, error)
+}
+
+// sessionEvents is the conversation processor's view of the sessions svc
+// stores: a live store's live object, or else svc's Get (ADK's in-memory
+// service shares its stored events with every copy).
+func sessionEvents(svc session.Service) conversation.Events {
+	if store, ok := svc.(LiveStore); ok {
+		return func(ctx context.Context, app, user, sessionID string) (session.Events, error) {
+			sess, err := store.Live(ctx, app, user, sessionID)
+			if err != nil {
+				return nil, err
+			}
+			return sess.Events(), nil
+		}
+	}
+	return func(ctx context.Context, app, user, sessionID string) (session.Events, error) {
+		resp, err := svc.Get(ctx, &session.GetRequest{AppName: app, UserID: user, SessionID: sessionID})
+		if err != nil {
+			return nil, err
+		}
+		return resp.Session.Events(), nil
+	}
 }
 
 // StateWorkspace is the session state key holding the workspace a session

@@ -291,7 +291,14 @@ func FunctionResponses(r Request) []*genai.FunctionResponse {
 
 // FixedHistory is a session store whose every Get returns the same base
 // history, so each benchmark iteration's model call sees exactly n events.
-type FixedHistory struct{ Base []*session.Event }
+// Live returns the copy the last Get or Create handed out, with the
+// events appended to it since, as a store's live object holds them.
+type FixedHistory struct {
+	Base []*session.Event
+
+	mu   sync.Mutex
+	live *fixedSession
+}
 
 type fixedSession struct {
 	id     string
@@ -342,7 +349,21 @@ func (l eventList) At(i int) *session.Event { return l[i] }
 type eventList []*session.Event
 
 func (f *FixedHistory) get(id string) *fixedSession {
-	return &fixedSession{id: id, events: f.Base[:len(f.Base):len(f.Base)], state: map[string]any{}}
+	s := &fixedSession{id: id, events: f.Base[:len(f.Base):len(f.Base)], state: map[string]any{}}
+	f.mu.Lock()
+	f.live = s
+	f.mu.Unlock()
+	return s
+}
+
+// Live implements runtime.LiveStore: the copy handed out last.
+func (f *FixedHistory) Live(_ context.Context, _, _, id string) (session.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live == nil || f.live.id != id {
+		return nil, fmt.Errorf("session %s: no live copy", id)
+	}
+	return f.live, nil
 }
 
 // Create implements session.Service.
