@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -333,6 +332,7 @@ func TestEscape(t *testing.T) {
 		`back\slash`:       `back\\slash`,
 		"q\"uote's$`#&!~;": `q\"uote\'s\$\` + "`" + `\#\&\!\~\;`,
 		"dir.d/":           "dir.d/",
+		"a\tb":             "a\\\tb",
 	} {
 		if got := Escape(in); got != want {
 			t.Errorf("Escape(%q) = %q, want %q", in, got, want)
@@ -340,8 +340,5 @@ func TestEscape(t *testing.T) {
 		if got := unescape(Escape(in)); got != in {
 			t.Errorf("unescape(Escape(%q)) = %q", in, got)
 		}
-	}
-	if strings.Contains(Escape("a\tb"), "\t") && !strings.Contains(Escape("a\tb"), "\\\t") {
-		t.Error("a tab is not escaped")
 	}
 }
