@@ -18,9 +18,9 @@ import (
 // NO_COLOR).
 type styles struct {
 	user, accent, dim, thought, warn, err, ok, info lipgloss.Style
-	added, removed, hunk                          lipgloss.Style
-	box, dialog, inputBox                         lipgloss.Style
-	selected, footer, key                         lipgloss.Style
+	added, removed, hunk                            lipgloss.Style
+	box, dialog, inputBox                           lipgloss.Style
+	selected, footer, key                           lipgloss.Style
 }
 
 func newStyles() styles {

@@ -261,4 +261,3 @@ func lineCount(s string) int {
 	}
 	return strings.Count(s, "\n") + 1
 }
-
