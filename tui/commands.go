@@ -245,7 +245,7 @@ func (m *model) switched(msg switchedMsg) tea.Cmd {
 	m.lastAnswer = ""
 	m.shellHistory = nil
 	if msg.id == "" {
-		m.outbox = m.outbox[:0]
+		m.outbox = nil
 		m.printedAny = false
 		return m.fx.clear()
 	}

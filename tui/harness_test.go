@@ -181,6 +181,9 @@ func (h *harness) run(cmd tea.Cmd) {
 		case tea.BatchMsg:
 			queue = append(queue, msg...)
 		case testPrintMsg:
+			if n := lineCount(msg.text); n > frameSpare {
+				h.t.Errorf("one print of %d lines: the live region could scroll into the scrollback", n)
+			}
 			h.raw = append(h.raw, msg.text)
 			h.scroll = append(h.scroll, xansi.Strip(msg.text))
 			queue = append(queue, h.updateCmd(printedMsg{}))

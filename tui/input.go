@@ -53,8 +53,10 @@ func newInput() textarea.Model {
 // mode.
 func (m *model) setPrompt() {
 	mark := ">"
+	m.input.Placeholder = placeholderText
 	if m.shellMode {
 		mark = "!"
+		m.input.Placeholder = "Type a shell command"
 	}
 	m.input.SetPromptFunc(2, func(info textarea.PromptInfo) string {
 		if info.LineNumber == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
 	xansi "github.com/charmbracelet/x/ansi"
 )
@@ -100,8 +101,8 @@ type model struct {
 
 	stream streamState
 
-	// Text waiting to be printed; printing is set while a print is on its
-	// way, so prints reach the terminal in order.
+	// Lines waiting to be printed; printing is set while a print is on
+	// its way, so prints reach the terminal in order.
 	outbox   []string
 	printing bool
 	// gapNext puts a blank line before the next printed item.
@@ -273,23 +274,46 @@ func (m *model) println(text string) {
 		text = "\n" + text
 	}
 	m.printedAny = true
-	m.outbox = append(m.outbox, text)
+	m.outbox = append(m.outbox, strings.Split(text, "\n")...)
 }
 
 // printlnTight queues text for the scrollback with no blank line before it
 // (the continuation of a streamed answer).
 func (m *model) printlnTight(text string) {
 	m.printedAny = true
-	m.outbox = append(m.outbox, text)
+	m.outbox = append(m.outbox, strings.Split(text, "\n")...)
 }
 
-// flushOutbox prints the queued text, once the previous print is done.
+// frameSpare is how many of the terminal's rows the live region always
+// leaves free, and so how many rows one print may take. Bubble Tea prints
+// above the live region by scrolling the screen by the printed rows: if
+// the live region and the print together were taller than the screen,
+// the top of the live region would be scrolled into the scrollback. The
+// renderer may still show an earlier, taller frame than the last View
+// when a print arrives, so the bound is on every frame, and prints go a
+// few rows at a time.
+const frameSpare = 2
+
+// flushOutbox prints the next queued rows, once the previous print is
+// done; printedMsg brings the next ones.
 func (m *model) flushOutbox() tea.Cmd {
 	if m.printing || len(m.outbox) == 0 {
 		return nil
 	}
-	text := downsample(m.profile, strings.Join(m.outbox, "\n"))
-	m.outbox = m.outbox[:0]
+	n, rows := 0, 0
+	for n < len(m.outbox) {
+		r := max(1, (lipgloss.Width(m.outbox[n])+m.width-1)/max(m.width, 1))
+		if n > 0 && rows+r > frameSpare {
+			break
+		}
+		rows += r
+		n++
+	}
+	text := downsample(m.profile, strings.Join(m.outbox[:n], "\n"))
+	m.outbox = m.outbox[n:]
+	if len(m.outbox) == 0 {
+		m.outbox = nil
+	}
 	m.printing = true
 	return m.fx.print(text)
 }

@@ -14,6 +14,10 @@ import (
 // View implements tea.Model: the live region only; finished history is in
 // the terminal's scrollback.
 func (m *model) View() tea.View {
+	if m.quitting {
+		// Leave the terminal with its scrollback and a clean prompt.
+		return tea.NewView("")
+	}
 	content, inputTop := m.render()
 	v := tea.NewView(content)
 	if inputTop >= 0 {
@@ -39,7 +43,8 @@ func (m *model) render() (string, int) {
 		bottom = append(bottom, st.Render(truncate(m.notice, m.width)))
 	}
 	footer := m.footer()
-	room := m.height - 1 - lineCount(footer) - lineCount(strings.Join(bottom, "\n"))
+	limit := m.height - frameSpare
+	room := limit - lineCount(footer) - lineCount(strings.Join(bottom, "\n"))
 	switch {
 	case m.picker != nil:
 		bottom = append(bottom, m.pickerView(room))
@@ -57,7 +62,15 @@ func (m *model) render() (string, int) {
 	}
 	bottom = append(bottom, footer)
 	below := strings.Join(bottom, "\n")
-	budget := m.height - 1 - lineCount(below)
+	if n := lineCount(below); n > limit {
+		// A terminal too small for the box and the footer: keep the end.
+		below, _ = lastLines(below, max(limit, 1))
+		inputTop -= n - max(limit, 1)
+		if inputTop < 0 {
+			inputTop = -1
+		}
+	}
+	budget := limit - lineCount(below)
 	live := m.liveView(budget)
 	if live == "" {
 		return below, inputTop
