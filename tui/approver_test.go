@@ -74,6 +74,7 @@ func startUI(t *testing.T, ap *Approver, skip string, answer rune) *ui {
 	u.m = newModel(t.Context(), testConfig(newTestSession()), mb, colorprofile.ANSI)
 	u.m.fx.print = func(string) tea.Cmd { return nil }
 	u.m.fx.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
+	u.m.printing = false
 	go u.loop()
 	t.Cleanup(func() {
 		u.halt()

@@ -21,6 +21,7 @@ func streamingModel(b *testing.B, size int) (*model, []string) {
 	m.fx.print = func(string) tea.Cmd { m.printing = false; return nil }
 	m.fx.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(printReadyMsg{})
 	m.prompt("explain", "explain") // the turn's command is not run
 	var deltas []string
 	for i := 0; len(deltas) < 4096; i++ {

@@ -142,6 +142,7 @@ func newHarness(t *testing.T, cfg Config, w, h int) *harness {
 			return func() tea.Msg { return testExecMsg{c, done} }
 		},
 		after: func(time.Duration, tea.Msg) tea.Cmd { return nil },
+		ready: func() tea.Cmd { return func() tea.Msg { return printReadyMsg{} } },
 	}
 	hs.m = m
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})

@@ -27,6 +27,9 @@ type effects struct {
 	exec func(c *exec.Cmd, done func(error) tea.Msg) tea.Cmd
 	// after delivers msg after d.
 	after func(d time.Duration, msg tea.Msg) tea.Cmd
+	// ready delivers printReadyMsg once the renderer has drawn its first
+	// frame.
+	ready func() tea.Cmd
 }
 
 func realEffects() effects {
@@ -45,8 +48,23 @@ func realEffects() effects {
 		after: func(d time.Duration, msg tea.Msg) tea.Cmd {
 			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
 		},
+		// Bubble Tea's renderer prints above the frame it last drew;
+		// before its first frame (a few frame periods after the start) it
+		// takes the whole screen for the frame and a print lands at the
+		// top of the screen. There is no event for the first frame, so the
+		// first print waits a time that covers it.
+		ready: func() tea.Cmd {
+			return tea.Tick(firstFrame, func(time.Time) tea.Msg { return printReadyMsg{} })
+		},
 	}
 }
+
+// firstFrame is how long after the start the renderer has surely drawn
+// its first frame: six frame periods at Bubble Tea's 60 frames a second.
+const firstFrame = 100 * time.Millisecond
+
+// printReadyMsg lets prints start.
+type printReadyMsg struct{}
 
 // printedMsg reports that the last printed text reached the terminal.
 type printedMsg struct{}
@@ -141,6 +159,8 @@ func newModel(ctx context.Context, cfg Config, mb *mailbox, profile colorprofile
 		dark:    true,
 		st:      newStyles(),
 		pastes:  map[string]string{},
+		// Nothing is printed before the first frame (printReadyMsg).
+		printing: true,
 	}
 	m.modelName = cfg.Session.Model()
 	m.input = newInput()
@@ -153,7 +173,7 @@ func newModel(ctx context.Context, cfg Config, mb *mailbox, profile colorprofile
 // Init implements tea.Model: it asks the terminal's background (for the
 // Markdown style), prints the stored conversation and sends -i's prompt.
 func (m *model) Init() tea.Cmd {
-	cmds := []tea.Cmd{tea.RequestBackgroundColor}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor, m.fx.ready()}
 	if m.cfg.Messages != nil {
 		cmds = append(cmds, m.loadMessages(purposeStart))
 	} else if m.cfg.InitialPrompt != "" {
@@ -192,7 +212,7 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.BackgroundColorMsg:
 		m.dark = msg.IsDark()
 		m.resize(m.width, m.height)
-	case printedMsg:
+	case printedMsg, printReadyMsg:
 		m.printing = false
 	case noticeMsg:
 		return m.setNotice(msg.text, msg.isErr)

@@ -12,16 +12,37 @@ import (
 	"github.com/agentry-dev/agentry/runtime"
 )
 
-// syncBuffer is a bytes.Buffer safe for the program's writer and the test.
+// syncBuffer is a bytes.Buffer safe for the program's writer and the
+// test, which can wait for a text to be written.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	waitFor string
+	seen    chan struct{}
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	n, err := s.b.Write(p)
+	if s.seen != nil && strings.Contains(s.b.String(), s.waitFor) {
+		close(s.seen)
+		s.seen = nil
+	}
+	return n, err
+}
+
+// wait returns a channel closed once text was written.
+func (s *syncBuffer) wait(text string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	if strings.Contains(s.b.String(), text) {
+		close(ch)
+		return ch
+	}
+	s.waitFor, s.seen = text, ch
+	return ch
 }
 
 func (s *syncBuffer) String() string {
@@ -54,8 +75,10 @@ func TestRunSendsAndQuits(t *testing.T) {
 	ap := NewApprover()
 	cfg.Approver = ap
 	pw, out, errc := runTerminal(t.Context(), cfg)
+	seen := out.wait("there")
 	io.WriteString(pw, "hi\r")
 	<-s.sent
+	<-seen
 	io.WriteString(pw, "/quit\r")
 	if err := <-errc; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -64,8 +87,8 @@ func TestRunSendsAndQuits(t *testing.T) {
 		t.Errorf("sent %q", got)
 	}
 	o := out.String()
-	if !strings.Contains(o, "session 3f2a9c1e") {
-		t.Errorf("no footer in the output: %q", o)
+	if !strings.Contains(o, "session 3f2a9c1e") || !strings.Contains(o, "hi") {
+		t.Errorf("no footer or prompt in the output: %q", o)
 	}
 	if hasColour(o) {
 		t.Errorf("colours under NO_COLOR: %q", o)
@@ -96,8 +119,10 @@ func TestRunColours(t *testing.T) {
 	cfg := testConfig(s)
 	cfg.Env = append(cfg.Env, "TTY_FORCE=1")
 	pw, out, errc := runTerminal(t.Context(), cfg)
+	seen := out.wait("boom")
 	io.WriteString(pw, "hi\r")
 	<-s.sent
+	<-seen
 	io.WriteString(pw, "/quit\r")
 	if err := <-errc; err != nil {
 		t.Fatal(err)
