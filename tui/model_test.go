@@ -982,3 +982,30 @@ func TestModifyWithEditor(t *testing.T) {
 		t.Errorf("answer %+v", ans)
 	}
 }
+
+func TestPastedBangLineRunsShell(t *testing.T) {
+	cfg := testConfig(newTestSession())
+	var got []string
+	cfg.Shell = func(_ context.Context, command string, out func(string)) (string, error) {
+		got = append(got, command)
+		return "", nil
+	}
+	h := newHarness(t, cfg, 80, 24)
+	h.send(tea.PasteMsg{Content: "!git log -1"})
+	h.send(keyEnter)
+	if len(got) != 1 || got[0] != "git log -1" || h.m.shellMode {
+		t.Errorf("ran %q, shell mode %v", got, h.m.shellMode)
+	}
+}
+
+func TestSmallTerminalKeepsFrameBound(t *testing.T) {
+	for _, size := range [][2]int{{40, 10}, {30, 6}, {80, 8}} {
+		h := newHarness(t, testConfig(newTestSession()), size[0], size[1])
+		h.openDialog(runtime.ApprovalRequest{CallID: "c1", Tool: "write_file", Kind: tools.KindEdit,
+			Diff: &tools.FileDiff{Path: "/w/a.txt", Before: strings.Repeat("old\n", 50), After: strings.Repeat("new\n", 50)}})
+		h.events(textEv(strings.Repeat("streaming text ", 40)))
+		if n := lineCount(h.m.View().Content); n > max(size[1]-frameSpare, 1) {
+			t.Errorf("%dx%d: the live region has %d lines", size[0], size[1], n)
+		}
+	}
+}

@@ -137,3 +137,23 @@ func TestRunNeedsSession(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestRunNoColorAnyValue(t *testing.T) {
+	s := newTestSession()
+	s.sent = make(chan struct{}, 1)
+	s.scripts = [][]runtime.Event{{{Type: runtime.EventError, Error: &runtime.ErrorData{Message: "boom", Fatal: true}}, endEv(runtime.EndFailed)}}
+	cfg := testConfig(s)
+	cfg.Env = append(cfg.Env, "TTY_FORCE=1", "NO_COLOR=yes") // not a boolean: colorprofile alone keeps colours
+	pw, out, errc := runTerminal(t.Context(), cfg)
+	seen := out.wait("boom")
+	io.WriteString(pw, "hi\r")
+	<-s.sent
+	<-seen
+	io.WriteString(pw, "/quit\r")
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if hasColour(out.String()) {
+		t.Errorf("colours under NO_COLOR=yes: %q", out.String())
+	}
+}
