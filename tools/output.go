@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentry-dev/agentry/internal/ansi"
+	"github.com/agentry-dev/agentry/internal/shellexec"
 )
 
 // Output kept in memory per stream of a shell command: the first and the
@@ -73,41 +74,6 @@ func wrapUntrusted(s string) string {
 		"\n</untrusted_context>"
 }
 
-// chunk is output from one stream.
-type chunk struct {
-	stderr bool
-	text   string
-}
-
-// chanWriter hands a stream's output to Execute's goroutine, so that
-// Call.Output is only ever called from there. It holds back a trailing
-// partial UTF-8 sequence until the rest of it arrives.
-type chanWriter struct {
-	ch      chan<- chunk
-	stderr  bool
-	pending []byte
-}
-
-func (w *chanWriter) Write(p []byte) (int, error) {
-	data := append(w.pending, p...)
-	cut := len(data) - incompleteUTF8Tail(data)
-	w.pending = append([]byte(nil), data[cut:]...)
-	if cut > 0 {
-		w.ch <- chunk{w.stderr, string(data[:cut])}
-	}
-	return len(p), nil
-}
-
-// flush returns what was held back; call it once the writer is done.
-func (w *chanWriter) flush() (chunk, bool) {
-	if len(w.pending) == 0 {
-		return chunk{}, false
-	}
-	c := chunk{w.stderr, string(w.pending)}
-	w.pending = nil
-	return c, true
-}
-
 // shellOutput accumulates a command's output within bounded memory.
 type shellOutput struct {
 	stdout, stderr, combined *headTail
@@ -117,13 +83,13 @@ func newShellOutput() *shellOutput {
 	return &shellOutput{newHeadTail(streamHeadTailBytes), newHeadTail(streamHeadTailBytes), newHeadTail(streamHeadTailBytes)}
 }
 
-func (o *shellOutput) add(c chunk) {
-	if c.stderr {
-		o.stderr.write([]byte(c.text))
+func (o *shellOutput) add(c shellexec.Chunk) {
+	if c.Stderr {
+		o.stderr.write([]byte(c.Text))
 	} else {
-		o.stdout.write([]byte(c.text))
+		o.stdout.write([]byte(c.Text))
 	}
-	o.combined.write([]byte(c.text))
+	o.combined.write([]byte(c.Text))
 }
 
 // forModel is the combined output as the model sees it.

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,8 +14,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/agentry-dev/agentry/internal/childproc"
-	"github.com/agentry-dev/agentry/internal/envredact"
+	"github.com/agentry-dev/agentry/internal/shellexec"
 )
 
 const (
@@ -185,18 +182,8 @@ func (t *shellTool) Execute(ctx context.Context, call Call) (Result, error) {
 }
 
 // environ is the commands' environment: Config.Env or the process's less
-// what envredact.Default withholds, with markers scripts can test
-// (GEMINI_CLI for scripts written for gemini-cli) and, as gemini-cli sets
-// them, pagers that cannot block on a terminal and no git credential
-// prompts (stdin is /dev/null).
-func (t *shellTool) environ() []string {
-	base := t.env
-	if base == nil {
-		base = envredact.Default().Environ(os.Environ())
-	}
-	return append(slices.Clip(base),
-		"AGENTRY=1", "GEMINI_CLI=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
-}
+// what envredact.Default withholds, with shellexec's markers.
+func (t *shellTool) environ() []string { return shellexec.Environ(t.env) }
 
 func (t *shellTool) tempRoot() string {
 	if t.tempDir != "" {
@@ -206,13 +193,7 @@ func (t *shellTool) tempRoot() string {
 }
 
 // killGroup sends SIGKILL to the process group pgid.
-func killGroup(pgid int) error {
-	err := syscall.Kill(-pgid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
-}
+func killGroup(pgid int) error { return shellexec.SignalGroup(pgid, syscall.SIGKILL) }
 
 func (t *shellTool) runForeground(ctx context.Context, call Call, req shellRequest) (Result, error) {
 	tmp, err := os.MkdirTemp(t.tempRoot(), "agentry-shell-")
@@ -228,26 +209,32 @@ func (t *shellTool) runForeground(ctx context.Context, call Call, req shellReque
 	}
 	defer cancel()
 
-	chunks := make(chan chunk, 16)
-	stdoutW := &chanWriter{ch: chunks}
-	stderrW := &chanWriter{ch: chunks, stderr: true}
-	cmd := exec.CommandContext(runCtx, "bash", "-c", wrapForBackgroundPIDs(req.command, pidFile))
-	cmd.Dir = req.dir
-	cmd.Env = t.environ()
-	cmd.Stdout = stdoutW
-	cmd.Stderr = stderrW
-	childproc.Prepare(cmd)
-	// On cancellation or timeout kill the whole group, so that children
-	// and grandchildren die with the shell.
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = shellWaitDelay
-	if err := cmd.Start(); err != nil {
+	out := newShellOutput()
+	// On cancellation or timeout the whole group is killed at once, so
+	// that children and grandchildren die with the shell; jobs the
+	// command left running on its own are the tracker's (below).
+	exit, err := shellexec.Run(runCtx, shellexec.Spec{
+		Script:   wrapForBackgroundPIDs(req.command, pidFile),
+		Dir:      req.dir,
+		Env:      t.environ(),
+		Drain:    shellWaitDelay,
+		KeepJobs: true,
+	}, func(c shellexec.Chunk) {
+		out.add(c)
+		if call.Output != nil {
+			call.Output(c.Text)
+		}
+	})
+	if err != nil {
+		if !errors.Is(err, shellexec.ErrStart) {
+			return Result{}, &Error{Type: ErrCancelled, Msg: "Command was cancelled by user before it could start.", Err: context.Cause(runCtx)}
+		}
 		return Result{}, &Error{Type: ErrShellExecute, Msg: fmt.Sprintf("Error: failed to start command %q: %v", req.command, err), Err: err}
 	}
-	pid := cmd.Process.Pid
+	pid := exit.PID
 	// The group dies with agentry while the command runs; afterwards only
 	// if it left jobs running, which the tracker then owns.
-	guard, _ := childproc.Watch(pid) // fails only if the group is gone already
+	guard := exit.Guard
 	tracked := false
 	defer func() {
 		if !tracked {
@@ -255,48 +242,12 @@ func (t *shellTool) runForeground(ctx context.Context, call Call, req shellReque
 		}
 	}()
 
-	waitDone := make(chan struct{})
-	go func() {
-		_ = cmd.Wait() // the outcome is read from cmd.ProcessState
-		close(waitDone)
-	}()
-	out := newShellOutput()
-	emit := func(c chunk) {
-		out.add(c)
-		if call.Output != nil {
-			call.Output(c.text)
-		}
-	}
-	for running := true; running; {
-		select {
-		case c := <-chunks:
-			emit(c)
-		case <-waitDone:
-			running = false
-		}
-	}
-	// Wait returned, so the copying goroutines have finished: take what
-	// they left in the channel and in the writers.
-	for drained := false; !drained; {
-		select {
-		case c := <-chunks:
-			emit(c)
-		default:
-			drained = true
-		}
-	}
-	for _, w := range []*chanWriter{stdoutW, stderrW} {
-		if c, ok := w.flush(); ok {
-			emit(c)
-		}
-	}
-
 	if ctx.Err() != nil {
-		// The group was killed by cmd.Cancel; the caller gave up on it.
+		// The group was killed; the caller gave up on it.
 		return Result{}, &Error{Type: ErrCancelled, Msg: cancelledMessage("Command was cancelled by user before it could complete.", out), Err: context.Cause(ctx)}
 	}
 
-	o := outcomeOf(cmd.ProcessState, pid)
+	o := outcomeOf(exit.State, pid)
 	data := map[string]any{
 		"exitCode": o.exitCode,
 		"stdout":   out.stdout.String(),

@@ -376,33 +376,6 @@ func TestShellBoundsMemory(t *testing.T) {
 	}
 }
 
-func TestChanWriterKeepsRunesWhole(t *testing.T) {
-	ch := make(chan chunk, 64) // more than the writes below, so Write never blocks
-	w := &chanWriter{ch: ch}
-	s := "héllo wörld €"
-	for i := 0; i < len(s); i++ {
-		if _, err := w.Write([]byte{s[i]}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	close(ch)
-	var got strings.Builder
-	for c := range ch {
-		if !utf8Valid(c.text) {
-			t.Errorf("chunk %q splits a character", c.text)
-		}
-		got.WriteString(c.text)
-	}
-	if rest, ok := w.flush(); ok {
-		got.WriteString(rest.text)
-	}
-	if got.String() != s {
-		t.Errorf("got %q", got.String())
-	}
-}
-
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
-
 func TestShellCancelledBeforeStart(t *testing.T) {
 	s, _ := newTestSet(t, Config{})
 	tool, _ := s.Lookup("run_shell_command")
