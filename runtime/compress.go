@@ -31,8 +31,9 @@ type CompressionConfig = compress.Config
 type CompressionInfo = compression.Info
 
 // ErrNoCompression reports a session without chat compression, which
-// needs a session store it can rewrite.
-var ErrNoCompression = fmt.Errorf("%w: this session has no chat compression: it needs the sqlite or postgres session store", ErrSetup)
+// needs a session store it can rewrite (settings session.store sqlite or
+// postgres; the memory store has none).
+var ErrNoCompression = errors.New("this session has no chat compression: it needs the sqlite or postgres session store")
 
 // Compress is gemini-cli's /compress: the session's history is compressed
 // now, whatever its size, through the compression plugin's path (the
