@@ -167,7 +167,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 		return nil, err
 	}
 	sessionTools, instruction, err := toolsFor(ctx, s, opts, set, parentOf{
-		sessionID: st.id, svc: st.svc, routes: routes, resolver: resolver, tel: tel,
+		sessionID: st.id, svc: st.svc, routes: routes, resolver: resolver, tel: tel, policy: policy,
 	}, &cl)
 	if err != nil {
 		return nil, err
@@ -408,6 +408,10 @@ type parentOf struct {
 	routes    *routing.Service
 	resolver  runtime.ModelResolver
 	tel       *telemetry.Telemetry
+	// policy is the parent's approval policy: a child runs in the mode
+	// the parent is in when the child starts, which may no longer be the
+	// settings' (Session.SetApprovalMode).
+	policy *runtime.Policy
 }
 
 // toolsFor returns the tools and the system prompt of a session. A main
@@ -441,11 +445,14 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 
 // childSessions returns the factory of a session's subagent child
 // sessions: FromSettings again, over the parent's store, availability,
-// telemetry and resolver, with the definition's model, turn limit and
-// sampling.
+// telemetry and resolver, in the parent's current approval mode, with the
+// definition's model, turn limit and sampling.
 func childSessions(s *config.Settings, opts Options, p parentOf, mcpTools []tools.Tool) subagents.Factory {
 	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (subagents.Child, error) {
 		cs := *s
+		if p.policy != nil {
+			cs.General.DefaultApprovalMode = string(p.policy.Mode())
+		}
 		if def.Model != "" && def.Model != "inherit" {
 			cs.Model.Name = def.Model
 		}

@@ -3,6 +3,7 @@ package compose
 import (
 	"bytes"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -170,5 +171,48 @@ func TestRemoteAgentsNeedAnInvoker(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "remote agent left out") || !strings.Contains(logs.String(), "agent=helper") {
 		t.Errorf("logs %q, want a warning naming the remote agent", logs.String())
+	}
+}
+
+// TestSubagentFollowsApprovalMode: a child session runs in the approval
+// mode its parent is in when the child starts, not the settings' mode:
+// after the parent switches to yolo, the child's write runs without a
+// human; after it switches to plan, the child's write is refused.
+func TestSubagentFollowsApprovalMode(t *testing.T) {
+	for _, tc := range []struct {
+		settings, switchTo string
+		written            bool
+	}{
+		{config.ApprovalDefault, "yolo", true},
+		{config.ApprovalYolo, "plan", false},
+		{config.ApprovalYolo, "", true},
+	} {
+		t.Run(tc.settings+"→"+tc.switchTo, func(t *testing.T) {
+			s := childTestSettings(t, config.Defaults())
+			s.General.DefaultApprovalMode = tc.settings
+			b := newScript(
+				callTurn("", fc("p1", subagents.InvokeAgentToolName, map[string]any{"agent_name": "writer", "prompt": "write"})),
+				callTurn("", fc("w1", "write_file", map[string]any{"file_path": "out.txt", "content": "hi\n"})),
+				callTurn("", fc("k1", subagents.CompleteTaskToolName, map[string]any{"result": "done"})),
+				textTurn("back"),
+			)
+			def := agents.Definition{Name: "writer", Kind: agents.KindLocal, Description: "Writes.", Tools: []string{"write_file"}}
+			parent, err := FromSettings(t.Context(), &s, Options{Resolver: fixedResolver{B: b}, Agents: []agents.Definition{def},
+				Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { parent.Close() })
+			if tc.switchTo != "" {
+				if err := parent.SetApprovalMode(runtime.ApprovalMode(tc.switchTo)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run(t, parent, "go")
+			_, err = os.Stat(filepath.Join(s.Workspace, "out.txt"))
+			if written := err == nil; written != tc.written {
+				t.Errorf("the child's write ran: %v, want %v", written, tc.written)
+			}
+		})
 	}
 }

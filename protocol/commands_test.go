@@ -18,6 +18,7 @@ import (
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
 )
 
@@ -103,7 +104,9 @@ func TestCommands(t *testing.T) {
 			names = append(names, c.Name+" "+s.Name)
 		}
 	}
-	if want := "memory memory show memory add model rewind tools tools list restore"; strings.Join(names, " ") != want {
+	// The commands of package commands, in its order: the A2A server's
+	// first ones, then /memory refresh and the newer commands.
+	if want := "memory memory show memory add memory refresh model rewind tools tools list restore stats compress approval-mode mcp agents"; strings.Join(names, " ") != want {
 		t.Fatalf("commands %q, want %q", strings.Join(names, " "), want)
 	}
 
@@ -151,6 +154,81 @@ func TestCommands(t *testing.T) {
 	}
 	if _, events, _ := h.execute([]string{"rewind"}, "", ctxID); !strings.HasSuffix(events, "STATE_CHANGE:failed") {
 		t.Fatalf("rewind without an id: %s", events)
+	}
+
+	// The newer commands, dispatched as the terminal dispatches them.
+	if _, _, text := h.execute([]string{"usage"}, "", ctxID); !strings.Contains(text, "Session "+ctxID) || !strings.Contains(text, "- write_file: 1 (1 succeeded, 0 failed)") {
+		t.Errorf("stats: %q", text)
+	}
+	if _, _, text := h.execute([]string{"approval-mode"}, "plan", ctxID); text != "Approval mode set to plan." {
+		t.Errorf("approval-mode plan: %q", text)
+	}
+	if _, _, text := h.execute([]string{"approval-mode"}, "", ctxID); !strings.HasPrefix(text, "Approval mode: plan") {
+		t.Errorf("approval-mode: %q", text)
+	}
+	// The harness's in-memory store cannot be rewritten: no compression.
+	if _, events, _ := h.execute([]string{"compress"}, "", ctxID); events != "STATE_CHANGE:working STATE_CHANGE:failed" {
+		t.Errorf("compress on the memory store: %s", events)
+	}
+	if _, _, text := h.execute([]string{"mcp"}, "", ctxID); !strings.HasPrefix(text, "No MCP server tools") {
+		t.Errorf("mcp: %q", text)
+	}
+	if _, _, text := h.execute([]string{"agents"}, "", ctxID); !strings.HasPrefix(text, "No subagents") {
+		t.Errorf("agents: %q", text)
+	}
+	if _, _, text := h.execute([]string{"memory", "refresh"}, "", ctxID); !strings.HasPrefix(text, "Memory refreshed") {
+		t.Errorf("memory refresh: %q", text)
+	}
+	if first, _, _ := h.execute([]string{"memory", "refresh"}, "", ""); first.Status != devtool.CommandFailedToStart || first.Message != "/memory acts on a conversation: give its context_id" {
+		t.Errorf("memory refresh without a context: %+v", first)
+	}
+}
+
+// TestCommandsWaitForTheTask: a command that changes the conversation
+// refuses while the context's task waits for a confirmation, with the
+// context's own reason; one that only reads, or changes the mode, runs.
+func TestCommandsWaitForTheTask(t *testing.T) {
+	h := newHarness(t, []string{
+		callTurn("", "write_file", map[string]any{"file_path": "a.txt", "content": "1"}),
+		textTurn("done"),
+	})
+	c := h.client("jsonrpc")
+	evs := collect(t, c, userMessage("write a file", ""))
+	task := evs[0].(*a2a.Task)
+	for _, path := range [][]string{{"compress"}, {"model"}} {
+		args := ""
+		if path[0] == "model" {
+			args = "gemini-2.5-flash"
+		}
+		_, events, text := h.execute(path, args, task.ContextID)
+		if !strings.HasSuffix(events, "STATE_CHANGE:failed") || strings.Contains(text, "set to") {
+			t.Errorf("/%s while the task waits: %s %q", path[0], events, text)
+		}
+	}
+	if _, _, text := h.execute([]string{"approval-mode"}, "yolo", task.ContextID); text != "Approval mode set to yolo." {
+		t.Errorf("approval-mode while the task waits: %q", text)
+	}
+	call := toolCallOf(evs[len(evs)-2].(*a2a.TaskStatusUpdateEvent)).ToolCallID
+	collect(t, c, confirm(task, call, "proceed_once"))
+}
+
+// TestConfirmationOptions: every option id a client may send maps to its
+// own outcome; gemini-cli's MCP answers are no longer plain
+// proceed_always.
+func TestConfirmationOptions(t *testing.T) {
+	for id, want := range map[string]runtime.Outcome{
+		"proceed_once":          runtime.ProceedOnce,
+		"proceed_always":        runtime.ProceedAlways,
+		"proceed_always_tool":   runtime.ProceedAlwaysTool,
+		"proceed_always_server": runtime.ProceedAlwaysServer,
+		"cancel":                runtime.Cancel,
+	} {
+		if got, err := protocol.OutcomeOf(id); err != nil || got != want {
+			t.Errorf("%s: %v, %v; want %v", id, got, err, want)
+		}
+	}
+	if _, err := protocol.OutcomeOf("proceed_always_and_save"); err == nil || !strings.Contains(err.Error(), "is not an option") {
+		t.Errorf("an option agentry does not take: %v", err)
 	}
 }
 

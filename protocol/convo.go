@@ -218,8 +218,12 @@ func (ap *approval) decide(c devtool.ToolCallConfirmation) (answer, error) {
 	switch c.SelectedOptionID {
 	case devtool.OptionProceedOnce:
 		ans.outcome = runtime.ProceedOnce
-	case devtool.OptionProceedAlways, "proceed_always_tool", "proceed_always_server":
+	case devtool.OptionProceedAlways:
 		ans.outcome = runtime.ProceedAlways
+	case devtool.OptionProceedAlwaysTool:
+		ans.outcome = runtime.ProceedAlwaysTool
+	case devtool.OptionProceedAlwaysServer:
+		ans.outcome = runtime.ProceedAlwaysServer
 	case devtool.OptionCancel:
 		ans.outcome = runtime.Cancel
 	default:

@@ -6,7 +6,16 @@ import (
 	"fmt"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/runtime"
 )
+
+// OutcomeOf is the outcome a ToolCallConfirmation with option id gives.
+func OutcomeOf(id string) (runtime.Outcome, error) {
+	ans, err := (&approval{}).decide(devtool.ToolCallConfirmation{ToolCallID: "c1", SelectedOptionID: id})
+	return ans.outcome, err
+}
 
 // CheckWire makes s report through fail every stream response its SSE
 // writer encodes differently from encoding/json (what a2a-go's own

@@ -9,8 +9,9 @@
 // run and ends the execution input-required until the client's
 // ToolCallConfirmation, or plain reply, arrives.
 //
-// The package knows the runtime only through its protocol events and the
-// Approver interface; HTTP security (token, Host, Origin, body size) is
+// The package knows the runtime only through its protocol events, the
+// Approver interface and the slash commands' Target (package commands,
+// whose registry runs commands/get and command/execute); HTTP security (token, Host, Origin, body size) is
 // package guard's, wrapped around Handler by the caller.
 package protocol
 
@@ -32,6 +33,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv/push"
 	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 
+	"github.com/agentry-dev/agentry/commands"
 	"github.com/agentry-dev/agentry/protocol/webhook"
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -81,18 +83,11 @@ type SessionRequest struct {
 
 // Memory shows and extends the user's memory (the context files) for
 // the memory commands.
-type Memory interface {
-	// Show returns the memory a session in workspace gets, and the files
-	// it came from.
-	Show(ctx context.Context, workspace string) (text string, files []string, err error)
-	// Add appends a fact to the user's global memory file and returns
-	// the file's path.
-	Add(ctx context.Context, fact string) (file string, err error)
-}
+type Memory = commands.Memory
 
 // Session is what the server needs of a context's session: the agent
 // protocol, plus the session's own feed and what the slash commands read
-// and change. *runtime.Session implements it.
+// and change (commands.Target). *runtime.Session implements it.
 type Session interface {
 	runtime.AgentProtocol
 	// Subscribe follows every stream of the session as one feed, in
@@ -102,16 +97,9 @@ type Session interface {
 	// orphans), and a confirmation request must reach its client while
 	// the run is parked on it.
 	Subscribe(fn func(runtime.Event)) (unsubscribe func())
-	// ID is the session's id, the context's contextId.
-	ID() string
-	// Model is the configured model.
-	Model() string
-	// Tools lists the session's tools for /tools.
-	Tools() []runtime.ToolInfo
-	// ReloadMemory reads the context files again (/memory refresh).
-	ReloadMemory() error
-	// Rewind cuts the conversation back to before a message (/rewind).
-	Rewind(ctx context.Context, messageID string) (runtime.RewindResult, error)
+	// Target is what the slash commands act on; its ID is the context's
+	// contextId. The server answers Workspace and Busy for the context.
+	commands.Target
 }
 
 var _ Session = (*runtime.Session)(nil)
@@ -198,6 +186,8 @@ type Server struct {
 	// encoding/json's.
 	wireCheck func(got []byte, ev a2a.Event, legacy bool)
 	slots     *slots
+	// cmds are the slash commands of commands/get and command/execute.
+	cmds *commands.Registry
 	// ctx is the runs' context: they belong to the server, not to the
 	// request that started them.
 	ctx    context.Context
@@ -253,6 +243,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.cmds, err = commands.New(commands.Config{Memory: cfg.Memory, Workspace: ws, ReloadAll: s.reloadMemory}); err != nil {
+		return nil, fmt.Errorf("protocol: %w", err)
 	}
 	roots := cfg.AllowedRoots
 	if len(roots) == 0 {

@@ -240,3 +240,156 @@ func mustBuild(t *testing.T, evs []*session.Event) []*genai.Content {
 	}
 	return out
 }
+
+// TestSessionCompress forces a compression between prompts, as
+// gemini-cli's /compress: below the threshold the history is summarised
+// anyway through the plugin's path (the PreCompress hook says manual),
+// the stored session is rewritten, chat_compressed is emitted, and the
+// next prompt builds on the summary.
+func TestSessionCompress(t *testing.T) {
+	dir := t.TempDir()
+	store := openTestStore(t, filepath.Join(dir, "s.db"))
+	long := strings.Repeat("an old and long answer ", 200)
+	b := newScript(
+		usageTurn(long, 10),
+		usageTurn("second answer", 20),
+		usageTurn("third answer", 3000),
+		textTurn("<state_snapshot>draft</state_snapshot>"),
+		textTurn("<state_snapshot>final</state_snapshot>"),
+		textTurn("fourth answer"),
+	)
+	var hooks []string
+	s := newTestSession(t, b, Config{
+		SessionService: store, TempDir: dir,
+		Compression: &CompressionConfig{
+			Store: store, TokenLimit: func(string) int { return 1_000_000 },
+			PreCompress: func(_ context.Context, trigger string) error {
+				hooks = append(hooks, trigger)
+				return nil
+			},
+		},
+	})
+	run(t, s, "first question")
+	run(t, s, "second question")
+	run(t, s, "third question")
+	if len(hooks) != 0 {
+		t.Fatalf("compression attempted far below the threshold: %v", hooks)
+	}
+	info, err := s.Compress(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Status != compression.StatusCompressed || info.OriginalTokens != 3000 || info.NewTokens >= info.OriginalTokens {
+		t.Errorf("Compress() = %+v, want COMPRESSED from 3000 tokens to fewer", info)
+	}
+	if d := cmp.Diff([]string{PreCompressManual}, hooks); d != "" {
+		t.Errorf("PreCompress triggers (-want +got):\n%s", d)
+	}
+	evs := s.Events()
+	lastEv := evs[len(evs)-1]
+	if lastEv.Type != EventCustom || lastEv.Custom.Kind != CustomChatCompressed || lastEv.Custom.Data["originalTokenCount"] != 3000 {
+		t.Errorf("last event = %+v, want chat_compressed", lastEv)
+	}
+	stored := summarize(mustBuild(t, collect(mustLive(t, store, s).Events())))
+	if len(stored) < 2 || stored[0] != "<state_snapshot>final</state_snapshot>" || stored[1] != compression.Ack {
+		t.Errorf("the stored session after /compress = %v", stored)
+	}
+	run(t, s, "fourth question")
+	reqs := b.Requests()
+	if got := summarize(reqs[len(reqs)-1].Contents); got[0] != "<state_snapshot>final</state_snapshot>" || got[len(got)-1] != "fourth question" {
+		t.Errorf("the next prompt's request = %v", got)
+	}
+}
+
+// TestCompressNothingToDo: a session with no history has nothing to
+// compress, and says so without a model call.
+func TestCompressNothingToDo(t *testing.T) {
+	dir := t.TempDir()
+	store := openTestStore(t, filepath.Join(dir, "s.db"))
+	b := newScript()
+	s := newTestSession(t, b, Config{SessionService: store, TempDir: dir, Compression: &CompressionConfig{Store: store}})
+	info, err := s.Compress(t.Context())
+	if err != nil || info.Status != compression.StatusNoop {
+		t.Errorf("Compress() = %+v, %v; want NOOP", info, err)
+	}
+	if n := len(b.Requests()); n != 0 {
+		t.Errorf("%d model calls", n)
+	}
+}
+
+// TestCompressFailureReported: a summariser that fails makes Compress
+// fail, the history unchanged.
+func TestCompressFailureReported(t *testing.T) {
+	dir := t.TempDir()
+	store := openTestStore(t, filepath.Join(dir, "s.db"))
+	b := newScript(
+		usageTurn(strings.Repeat("long ", 500), 90),
+		usageTurn("second", 95),
+		turn{Err: errors.New("summariser is down")},
+	)
+	s := newTestSession(t, b, Config{SessionService: store, TempDir: dir, Compression: &CompressionConfig{Store: store}})
+	run(t, s, "first question")
+	run(t, s, "second question")
+	before := summarize(mustBuild(t, collect(mustLive(t, store, s).Events())))
+	if _, err := s.Compress(t.Context()); err == nil || !strings.Contains(err.Error(), "summariser is down") {
+		t.Errorf("Compress() error = %v, want the summariser's", err)
+	}
+	if d := cmp.Diff(before, summarize(mustBuild(t, collect(mustLive(t, store, s).Events())))); d != "" {
+		t.Errorf("the history changed after a failed compression (-before +after):\n%s", d)
+	}
+	for _, ev := range s.Events() {
+		if ev.Type == EventCustom && ev.Custom.Kind == CustomChatCompressed {
+			t.Error("chat_compressed emitted for a failed compression")
+		}
+	}
+}
+
+// TestCompressWithoutStore: a session on a store it cannot rewrite has no
+// compression, and says why.
+func TestCompressWithoutStore(t *testing.T) {
+	s := newTestSession(t, newScript(), Config{})
+	_, err := s.Compress(t.Context())
+	if !errors.Is(err, ErrNoCompression) || !strings.Contains(err.Error(), "sqlite or postgres") {
+		t.Errorf("Compress() = %v, want ErrNoCompression naming the stores", err)
+	}
+}
+
+// TestCompressBusy: while a prompt runs (here parked on a confirmation)
+// the session is busy and Compress refuses with ErrBusy; once it ends the
+// session is idle again.
+func TestCompressBusy(t *testing.T) {
+	dir := t.TempDir()
+	store := openTestStore(t, filepath.Join(dir, "s.db"))
+	asked, answer := make(chan struct{}), make(chan Outcome)
+	approver := approverFunc(func(ctx context.Context, _ ApprovalRequest) (Outcome, error) {
+		close(asked)
+		return <-answer, nil
+	})
+	b := newScript(callTurn("", fc("w", "write_file", nil)), textTurn("done"),
+		textTurn("<state_snapshot>draft</state_snapshot>"), textTurn("<state_snapshot>final</state_snapshot>"))
+	edit := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}
+	s := newTestSession(t, b, Config{SessionService: store, TempDir: dir, Compression: &CompressionConfig{Store: store},
+		Tools: []tools.Tool{edit}, Approver: approver})
+	if err := s.Busy(); err != nil {
+		t.Fatalf("a new session is busy: %v", err)
+	}
+	id, err := s.Send(t.Context(), TextMessage("write"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-asked
+	if err := s.Busy(); !errors.Is(err, ErrBusy) {
+		t.Errorf("Busy() while parked on a confirmation = %v, want ErrBusy", err)
+	}
+	if _, err := s.Compress(t.Context()); !errors.Is(err, ErrBusy) {
+		t.Errorf("Compress() while a prompt runs = %v, want ErrBusy", err)
+	}
+	answer <- ProceedOnce
+	collectStream(t, s, id)
+	if _, err := s.Compress(t.Context()); err != nil {
+		t.Errorf("Compress() after the prompt ended = %v", err)
+	}
+	if err := s.Busy(); err != nil {
+		t.Errorf("Busy() after the prompt ended = %v", err)
+	}
+}

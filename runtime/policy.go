@@ -77,10 +77,33 @@ type Outcome string
 
 // Approval outcomes.
 const (
-	ProceedOnce   Outcome = "proceed_once"
+	// ProceedOnce runs this call.
+	ProceedOnce Outcome = "proceed_once"
+	// ProceedAlways runs this call and, for the rest of the session, the
+	// tool's later calls; for run_shell_command, the later commands that
+	// start with this command's first word.
 	ProceedAlways Outcome = "proceed_always"
-	Cancel        Outcome = "cancel"
+	// ProceedAlwaysTool runs this call and the MCP tool's later calls for
+	// the rest of the session (gemini-cli's "Allow tool for this
+	// session"); for a tool of no MCP server it is ProceedAlways.
+	ProceedAlwaysTool Outcome = "proceed_always_tool"
+	// ProceedAlwaysServer runs this call and, for the rest of the
+	// session, every tool of its MCP server (gemini-cli's "Allow all
+	// server tools for this session"); for a tool of no MCP server it is
+	// ProceedAlways.
+	ProceedAlwaysServer Outcome = "proceed_always_server"
+	// Cancel refuses the call.
+	Cancel Outcome = "cancel"
 )
+
+// proceeds reports whether o runs the call.
+func (o Outcome) proceeds() bool {
+	switch o {
+	case ProceedOnce, ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer:
+		return true
+	}
+	return false
+}
 
 // ApprovalRequest describes a tool call waiting for a human.
 type ApprovalRequest struct {
@@ -142,23 +165,48 @@ type ExecutionObserver interface {
 // rules (settings tools.allowed, --allowed-tools) run the tools they name in
 // every mode, and a shell rule "run_shell_command(git status)" runs a
 // command only when every command in it starts with that prefix and it has
-// no redirection. It is safe for concurrent use.
+// no redirection. A human's "always" answer adds a session rule that holds
+// in the mode it was given in and the more permissive ones, as in
+// gemini-cli: it lapses while the session is in a stricter mode (plan
+// after default). The mode may change (SetMode). It is safe for
+// concurrent use.
 type Policy struct {
-	mode ApprovalMode
-
-	mu    sync.RWMutex
-	rules []allowRule
+	mu      sync.RWMutex // guards the fields below
+	mode    ApprovalMode
+	rules   []allowRule
+	servers []serverRule
 }
 
 type allowRule struct {
 	tool   string
 	prefix string // for run_shell_command; "" allows every command
+	// minRank is the rank of the least permissive mode the rule holds
+	// in: 0 (every mode) for a user's rule, the mode of the answer for a
+	// session rule.
+	minRank int
+}
+
+// serverRule allows every tool of an MCP server (proceed_always_server).
+type serverRule struct {
+	server  string
+	minRank int
+}
+
+// ErrUnknownApprovalMode reports an approval mode that is none of plan,
+// default, auto_edit and yolo.
+var ErrUnknownApprovalMode = errors.New("unknown approval mode")
+
+func checkMode(mode ApprovalMode) error {
+	if mode.Rank() < 0 {
+		return fmt.Errorf("%w %q (want plan, default, auto_edit or yolo)", ErrUnknownApprovalMode, mode)
+	}
+	return nil
 }
 
 // NewPolicy returns the policy for an approval mode and allow rules.
 func NewPolicy(mode ApprovalMode, allowed []string) (*Policy, error) {
-	if mode.Rank() < 0 {
-		return nil, fmt.Errorf("unknown approval mode %q (want plan, default, auto_edit or yolo)", mode)
+	if err := checkMode(mode); err != nil {
+		return nil, err
 	}
 	p := &Policy{mode: mode}
 	for _, a := range allowed {
@@ -172,7 +220,25 @@ func NewPolicy(mode ApprovalMode, allowed []string) (*Policy, error) {
 }
 
 // Mode returns the approval mode.
-func (p *Policy) Mode() ApprovalMode { return p.mode }
+func (p *Policy) Mode() ApprovalMode {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.mode
+}
+
+// SetMode changes the approval mode for the calls decided from now on
+// (gemini-cli's Shift+Tab, agentry's /approval-mode); a call already
+// waiting for a human still waits. An unknown mode is refused with
+// ErrUnknownApprovalMode and the mode is left as it was.
+func (p *Policy) SetMode(mode ApprovalMode) error {
+	if err := checkMode(mode); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mode = mode
+	return nil
+}
 
 const shellTool = "run_shell_command"
 
@@ -203,7 +269,8 @@ func parseAllowRule(s string) (allowRule, error) {
 }
 
 // AllowAlways adds a session rule after a human chose proceed_always: the
-// tool from now on, or for the shell the command's root command.
+// tool from now on, or for the shell the command's root command. The rule
+// holds in the current mode and the more permissive ones.
 func (p *Policy) AllowAlways(tool string, args map[string]any) {
 	r := allowRule{tool: tool}
 	if tool == shellTool {
@@ -216,31 +283,60 @@ func (p *Policy) AllowAlways(tool string, args map[string]any) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	r.minRank = p.mode.Rank()
 	p.rules = append(p.rules, r)
+}
+
+// AllowServer adds a session rule after a human chose
+// proceed_always_server: every tool of the MCP server named server from
+// now on, in the current mode and the more permissive ones. Protected
+// paths still ask, as after any "always" answer.
+func (p *Policy) AllowServer(server string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.servers = append(p.servers, serverRule{server: server, minRank: p.mode.Rank()})
 }
 
 // Decide returns the decision for calling t with args, and for Deny the
 // message the model receives.
 func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
-	if p.mode != ApprovalYolo {
+	d, msg, _ := p.decide(t, args)
+	return d, msg
+}
+
+// decide is Decide, also returning the mode it decided in: the mode may
+// change at any time, and the scheduler's later checks must follow the
+// decision.
+func (p *Policy) decide(t tools.Tool, args map[string]any) (Decision, string, ApprovalMode) {
+	mode := p.Mode()
+	d, msg := p.decideIn(mode, t, args)
+	return d, msg, mode
+}
+
+func (p *Policy) decideIn(mode ApprovalMode, t tools.Tool, args map[string]any) (Decision, string) {
+	if mode != ApprovalYolo {
 		// Writing a file that configures commands run without a further
 		// approval (.git/config, hooks, settings, .env) would turn an
 		// edit into a command: only a human or yolo allows it, whatever
 		// the mode and the allow rules (an "always" answer included).
 		if _, _, ok := protectedTarget(t, args); ok {
-			if p.mode == ApprovalPlan {
+			if mode == ApprovalPlan {
 				return Deny, planDenied
 			}
 			return Ask, ""
 		}
 	}
-	if p.matchesRule(t.Name(), args) {
+	if p.matchesRule(mode, t.Name(), args) {
 		return Allow, ""
 	}
 	if m, ok := t.(mcpTool); ok {
 		// A server the user marked trust: true runs without asking, as in
 		// gemini-cli; plan mode still allows nothing but reading.
-		if _, _, trust := m.MCP(); trust && p.mode != ApprovalPlan {
+		server, _, trust := m.MCP()
+		if trust && mode != ApprovalPlan {
+			return Allow, ""
+		}
+		if p.allowsServer(mode, server) {
 			return Allow, ""
 		}
 	}
@@ -254,17 +350,17 @@ func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
 		// machine: gemini-cli asks first unless in yolo mode or a user
 		// rule allows invoke_agent.
 		name, _ := args["agent_name"].(string)
-		if r, ok := t.(RemoteAware); ok && r.Remote(name) && p.mode != ApprovalYolo {
+		if r, ok := t.(RemoteAware); ok && r.Remote(name) && mode != ApprovalYolo {
 			return Ask, ""
 		}
 		return Allow, ""
 	case kind.ReadOnly():
 		return Allow, ""
-	case p.mode == ApprovalPlan:
+	case mode == ApprovalPlan:
 		return Deny, planDenied
-	case p.mode == ApprovalYolo:
+	case mode == ApprovalYolo:
 		return Allow, ""
-	case p.mode == ApprovalAutoEdit && kind == tools.KindEdit:
+	case mode == ApprovalAutoEdit && kind == tools.KindEdit:
 		// Only an edit that names the files it writes can be checked
 		// against the protected paths; any other asks.
 		if _, ok := t.(tools.FileWriter); ok {
@@ -297,12 +393,22 @@ func protectedTarget(t tools.Tool, args map[string]any) (path, why string, ok bo
 	return "", "", false
 }
 
-func (p *Policy) matchesRule(name string, args map[string]any) bool {
+// allowsServer reports whether a session rule allows every tool of
+// server in mode.
+func (p *Policy) allowsServer(mode ApprovalMode, server string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return slices.ContainsFunc(p.servers, func(r serverRule) bool {
+		return r.server == server && mode.Rank() >= r.minRank
+	})
+}
+
+func (p *Policy) matchesRule(mode ApprovalMode, name string, args map[string]any) bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	var prefixes [][]string
 	for _, r := range p.rules {
-		if r.tool != name {
+		if r.tool != name || mode.Rank() < r.minRank {
 			continue
 		}
 		if r.prefix == "" {

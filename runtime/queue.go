@@ -182,6 +182,15 @@ func (q *StreamQueue) Hold(ctx context.Context) (release func(), err error) {
 	}, nil
 }
 
+// Busy reports whether a stream runs or waits, or a Hold keeps the
+// queue: what makes Hold fail with ErrBusy. A running stream marked ended
+// counts as over.
+func (q *StreamQueue) Busy() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.running && (len(q.waiting) > 0 || q.active == nil || !q.active.ended)
+}
+
 // Abort cancels the running stream and every queued one with cause (nil:
 // ErrAborted).
 func (q *StreamQueue) Abort(cause error) {

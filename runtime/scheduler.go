@@ -93,12 +93,12 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 	// checked again just before it runs, since a symlink swapped on the
 	// way (while a human reads the prompt, say) could redirect an approved
 	// write into .git.
-	guarded := st.policy.Mode() != ApprovalYolo
+	decision, denyMsg, mode := st.policy.decide(st.t, args)
+	guarded := mode != ApprovalYolo
 	var decidedFor string
 	if guarded {
 		decidedFor, _, _ = protectedTarget(st.t, args)
 	}
-	decision, denyMsg := st.policy.Decide(st.t, args)
 	if decision == Allow && ss != nil && ss.mustAsk(callID) {
 		decision = Ask
 	}
@@ -135,7 +135,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		} else {
 			outcome, err = st.approver.Approve(ctx, req)
 		}
-		if err == nil && edited != nil && (outcome == ProceedOnce || outcome == ProceedAlways) {
+		if err == nil && edited != nil && outcome.proceeds() {
 			args = edited
 			if guarded {
 				decidedFor, _, _ = protectedTarget(st.t, args)
@@ -153,9 +153,19 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		switch outcome {
 		case ProceedOnce:
 			info.decision = "accept"
-		case ProceedAlways:
+		case ProceedAlways, ProceedAlwaysTool:
+			// For an MCP tool both allow the tool; for another tool
+			// "this tool" is what proceed_always allows.
 			info.decision = "auto_accept"
 			st.policy.AllowAlways(st.t.Name(), args)
+		case ProceedAlwaysServer:
+			info.decision = "auto_accept"
+			if m, ok := st.t.(mcpTool); ok {
+				server, _, _ := m.MCP()
+				st.policy.AllowServer(server)
+			} else {
+				st.policy.AllowAlways(st.t.Name(), args)
+			}
 		default:
 			info.errType = tools.ErrPolicyViolation
 			info.decision = "reject"

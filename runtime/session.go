@@ -471,6 +471,9 @@ type ToolInfo struct {
 	DisplayName string
 	Description string
 	Kind        tools.Kind
+	// MCPServer and MCPTool name the MCP server behind the tool and the
+	// tool's name there; both "" for a tool of no MCP server.
+	MCPServer, MCPTool string
 }
 
 // AllowedToolsWarning returns the warning for allow rules (settings
@@ -501,8 +504,71 @@ func (s *Session) Tool(name string) tools.Tool { return s.cfg.tools[name] }
 func (s *Session) Tools() []ToolInfo {
 	out := make([]ToolInfo, 0, len(s.cfg.tools))
 	for _, t := range s.cfg.tools {
-		out = append(out, ToolInfo{Name: t.Name(), DisplayName: t.DisplayName(), Description: t.Declaration().Description, Kind: t.Kind()})
+		info := ToolInfo{Name: t.Name(), DisplayName: t.DisplayName(), Description: t.Declaration().Description, Kind: t.Kind()}
+		if m, ok := t.(mcpTool); ok {
+			info.MCPServer, info.MCPTool, _ = m.MCP()
+		}
+		out = append(out, info)
 	}
 	slices.SortFunc(out, func(a, b ToolInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// AgentInfo describes a subagent a session can hand tasks to.
+type AgentInfo struct {
+	Name        string
+	Description string
+	// Remote is set for an agent on another machine (an A2A agent).
+	Remote bool
+}
+
+// AgentLister is implemented by a tool of kind tools.KindAgent that hands
+// tasks to named agents (invoke_agent): Session.Agents lists them.
+type AgentLister interface {
+	Agents() []AgentInfo
+}
+
+// Agents lists the subagents the session's tools can hand tasks to,
+// sorted by name.
+func (s *Session) Agents() []AgentInfo {
+	var out []AgentInfo
+	for _, t := range s.cfg.tools {
+		if l, ok := t.(AgentLister); ok {
+			out = append(out, l.Agents()...)
+		}
+	}
+	slices.SortFunc(out, func(a, b AgentInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Workspace returns the session's primary workspace directory.
+func (s *Session) Workspace() string { return s.cfg.workspace }
+
+// Busy returns an error wrapping ErrBusy while a stream runs or waits to
+// (a prompt, a confirmation it is parked on) or a rewind or compression
+// holds the session, nil when the session is idle. A stream that has
+// emitted its agent_end counts as over.
+func (s *Session) Busy() error {
+	if s.streams.Busy() {
+		return fmt.Errorf("%w: a prompt is running; wait for it to end, or abort it", ErrBusy)
+	}
+	return nil
+}
+
+// ApprovalMode returns the session's approval mode.
+func (s *Session) ApprovalMode() ApprovalMode { return s.cfg.policy.Mode() }
+
+// SetApprovalMode changes the session's approval mode for the tool calls
+// decided from now on, and tells model routing (plan mode may route to
+// another model, as in gemini-cli). Session rules from "always" answers
+// hold in the mode they were given in and the more permissive ones. An
+// unknown mode is refused with ErrUnknownApprovalMode.
+func (s *Session) SetApprovalMode(mode ApprovalMode) error {
+	if err := s.cfg.policy.SetMode(mode); err != nil {
+		return err
+	}
+	if r := s.dispatch.routes; r != nil {
+		r.SetApprovalMode(string(mode))
+	}
+	return nil
 }

@@ -231,6 +231,8 @@ func Sampling(def agents.Definition) (*plugin.Plugin, error) {
 // InvokeAgentToolName is the subagent tool's name, gemini-cli's.
 const InvokeAgentToolName = "invoke_agent"
 
+var _ runtime.AgentLister = (*subagentTool)(nil)
+
 func (t *subagentTool) Name() string                            { return InvokeAgentToolName }
 func (t *subagentTool) DisplayName() string                     { return "Invoke Agent" }
 func (t *subagentTool) Kind() tools.Kind                        { return tools.KindAgent }
@@ -244,6 +246,16 @@ func (t *subagentTool) Describe(args map[string]any) string {
 // task (and what it holds) off this machine, so the policy asks first.
 func (t *subagentTool) Remote(name string) bool {
 	return t.defs[name].Kind == agents.KindRemote
+}
+
+// Agents implements runtime.AgentLister: the agents a call can name.
+func (t *subagentTool) Agents() []runtime.AgentInfo {
+	out := make([]runtime.AgentInfo, 0, len(t.names))
+	for _, n := range t.names {
+		d := t.defs[n]
+		out = append(out, runtime.AgentInfo{Name: n, Description: d.Description, Remote: d.Kind == agents.KindRemote})
+	}
+	return out
 }
 
 // close releases the remote agents' connections.

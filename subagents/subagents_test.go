@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/agents"
@@ -326,5 +327,26 @@ func TestSubagentMaxTurnsFails(t *testing.T) {
 	}
 	if read.Calls() != 2 {
 		t.Errorf("read ran %d times, want 2", read.Calls())
+	}
+}
+
+// TestToolListsAgents: the tool lists the agents a call can name, sorted,
+// remote ones marked; a local definition without a child factory is not
+// one of them.
+func TestToolListsAgents(t *testing.T) {
+	defs := []agents.Definition{
+		{Name: "zeta", Kind: agents.KindRemote, Description: "Far away."},
+		{Name: "alpha", Kind: agents.KindLocal, Description: "Close by."},
+	}
+	tool, closeTool := NewTool(ToolConfig{Agents: defs, NewChild: childFactory(t, newScript(), nil)})
+	t.Cleanup(func() { closeTool() })
+	want := []runtime.AgentInfo{{Name: "alpha", Description: "Close by."}, {Name: "zeta", Description: "Far away.", Remote: true}}
+	if d := cmp.Diff(want, tool.(runtime.AgentLister).Agents()); d != "" {
+		t.Errorf("agents (-want +got):\n%s", d)
+	}
+	remoteOnly, closeRemote := NewTool(ToolConfig{Agents: defs})
+	t.Cleanup(func() { closeRemote() })
+	if got := remoteOnly.(runtime.AgentLister).Agents(); len(got) != 1 || got[0].Name != "zeta" {
+		t.Errorf("without a child factory: %+v, want zeta alone", got)
 	}
 }

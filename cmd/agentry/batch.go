@@ -27,6 +27,7 @@ import (
 	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/routing"
+	"github.com/agentry-dev/agentry/runstats"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/subagents"
@@ -158,10 +159,10 @@ type batchResult struct {
 
 // batchUsage is a prompt's token usage, in stream-json's terms.
 type batchUsage struct {
-	InputTokens  int                          `json:"input_tokens"`
-	OutputTokens int                          `json:"output_tokens"`
-	TotalTokens  int                          `json:"total_tokens"`
-	Models       map[string]modelStreamTokens `json:"models"`
+	InputTokens  int                                   `json:"input_tokens"`
+	OutputTokens int                                   `json:"output_tokens"`
+	TotalTokens  int                                   `json:"total_tokens"`
+	Models       map[string]runstats.ModelStreamTokens `json:"models"`
 }
 
 // batchErr is why a prompt did not succeed, with the exit code and error
@@ -182,7 +183,7 @@ func (r batchResult) failed(code int, errType, msg string) batchResult {
 // newBatchResult is an empty result for id, usage included, so that every
 // line has the same shape.
 func newBatchResult(id string) batchResult {
-	return batchResult{ID: id, Usage: batchUsage{Models: map[string]modelStreamTokens{}}}
+	return batchResult{ID: id, Usage: batchUsage{Models: map[string]runstats.ModelStreamTokens{}}}
 }
 
 // inputFailure is the error result of a bad input line.
@@ -922,7 +923,7 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 	stop := context.AfterFunc(ctx, func() { sess.Abort(runtime.ErrAborted) })
 	defer stop()
 
-	c := &batchCollector{metrics: newSessionMetrics()}
+	c := &batchCollector{metrics: runstats.New()}
 	// The stream is followed to its agent_end even when the batch stops:
 	// the abort above ends it promptly.
 	for ev, err := range sess.Stream(context.WithoutCancel(ctx), streamID) {
@@ -943,9 +944,9 @@ func (b *batch) runAgent(ctx context.Context, sess *runtime.Session, req batchRe
 		code, name := exitFor(err)
 		return res.failed(code, name, err.Error())
 	}
-	m := newSessionMetrics()
+	m := runstats.New()
 	for _, ev := range sub.Usage {
-		m.observe(ev)
+		m.Observe(ev)
 	}
 	c := &batchCollector{metrics: m}
 	res.Usage = c.usage()
@@ -972,14 +973,14 @@ func (b *batch) runAgent(ctx context.Context, sess *runtime.Session, req batchRe
 // batchCollector folds a stream's events into a result, as the json
 // output format does: the answer is the text after the last tool call.
 type batchCollector struct {
-	metrics  *sessionMetrics
+	metrics  *runstats.Metrics
 	response string
 	fatal    *runtime.Event
 	end      *runtime.AgentEnd
 }
 
 func (c *batchCollector) observe(ev runtime.Event) {
-	c.metrics.observe(ev)
+	c.metrics.Observe(ev)
 	switch ev.Type {
 	case runtime.EventMessage:
 		if ev.Message.Role == runtime.RoleAgent {
@@ -1028,7 +1029,7 @@ func (c *batchCollector) result(res batchResult) batchResult {
 }
 
 func (c *batchCollector) usage() batchUsage {
-	st := c.metrics.streamStats(0)
+	st := c.metrics.StreamStats(0)
 	return batchUsage{InputTokens: st.InputTokens, OutputTokens: st.OutputTokens, TotalTokens: st.TotalTokens, Models: st.Models}
 }
 

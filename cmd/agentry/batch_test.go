@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/internal/fakegemini"
+	"github.com/agentry-dev/agentry/runstats"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -65,7 +66,7 @@ func TestParseBatchLineErrors(t *testing.T) {
 			if bad == nil {
 				t.Fatalf("%s: accepted", tc.line)
 			}
-			want := batchResult{ID: tc.id, Status: "error", Usage: batchUsage{Models: map[string]modelStreamTokens{}},
+			want := batchResult{ID: tc.id, Status: "error", Usage: batchUsage{Models: map[string]runstats.ModelStreamTokens{}},
 				Error: &batchErr{Type: "FatalInputError", Message: tc.msg, ExitCode: 42}}
 			if diff := cmp.Diff(want, *bad); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
@@ -200,7 +201,7 @@ func TestOpenBatchOutputResume(t *testing.T) {
 // TestBatchResultGolden pins the output line's shape: field names and
 // order, usage always present, error only when not a success.
 func TestBatchResultGolden(t *testing.T) {
-	c := &batchCollector{metrics: newSessionMetrics()}
+	c := &batchCollector{metrics: runstats.New()}
 	for _, ev := range conversation(runtime.Event{Type: runtime.EventAgentEnd, AgentEnd: &runtime.AgentEnd{Reason: runtime.EndCompleted}}) {
 		c.observe(ev)
 	}
@@ -243,7 +244,7 @@ func TestBatchCollectorEnds(t *testing.T) {
 		{"no end", nil, "error", &batchErr{"Error", "the agent's stream ended without an agent_end event", 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &batchCollector{metrics: newSessionMetrics()}
+			c := &batchCollector{metrics: runstats.New()}
 			for _, ev := range tc.evs {
 				c.observe(ev)
 			}

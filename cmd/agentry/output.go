@@ -11,6 +11,7 @@ import (
 	udiff "github.com/aymanbagabas/go-udiff"
 
 	"github.com/agentry-dev/agentry/internal/ansi"
+	"github.com/agentry-dev/agentry/runstats"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -25,7 +26,7 @@ type printer struct {
 	start     time.Time
 	now       func() time.Time
 	sessionID string
-	metrics   *sessionMetrics
+	metrics   *runstats.Metrics
 
 	lastByte byte // last byte of text written to stdout
 
@@ -37,7 +38,7 @@ type printer struct {
 }
 
 func newPrinter(format string, io stdio, raw bool, start time.Time) *printer {
-	return &printer{format: format, io: io, raw: raw, start: start, now: time.Now, metrics: newSessionMetrics()}
+	return &printer{format: format, io: io, raw: raw, start: start, now: time.Now, metrics: runstats.New()}
 }
 
 type jsonError struct {
@@ -48,11 +49,11 @@ type jsonError struct {
 
 // jsonOutput is gemini-cli's -o json object.
 type jsonOutput struct {
-	SessionID string          `json:"session_id,omitempty"`
-	Response  *string         `json:"response,omitempty"`
-	Stats     *sessionMetrics `json:"stats,omitempty"`
-	Error     *jsonError      `json:"error,omitempty"`
-	Warnings  []string        `json:"warnings,omitempty"`
+	SessionID string            `json:"session_id,omitempty"`
+	Response  *string           `json:"response,omitempty"`
+	Stats     *runstats.Metrics `json:"stats,omitempty"`
+	Error     *jsonError        `json:"error,omitempty"`
+	Warnings  []string          `json:"warnings,omitempty"`
 }
 
 // timestamp is the current time in JavaScript's toISOString format.
@@ -99,11 +100,11 @@ type (
 		Message   string `json:"message"`
 	}
 	resultLine struct {
-		Type      string      `json:"type"`
-		Timestamp string      `json:"timestamp"`
-		Status    string      `json:"status"`
-		Error     *typedError `json:"error,omitempty"`
-		Stats     streamStats `json:"stats"`
+		Type      string               `json:"type"`
+		Timestamp string               `json:"timestamp"`
+		Status    string               `json:"status"`
+		Error     *typedError          `json:"error,omitempty"`
+		Stats     runstats.StreamStats `json:"stats"`
 	}
 )
 
@@ -141,7 +142,7 @@ func (p *printer) warn(msg string) {
 // event handles one protocol event; done reports the stream's end with the
 // process exit code.
 func (p *printer) event(ev runtime.Event) (exitCode int, done bool) {
-	p.metrics.observe(ev)
+	p.metrics.Observe(ev)
 	if p.format == "events" {
 		p.line(ev)
 	}
@@ -293,7 +294,7 @@ func (p *printer) end(end *runtime.AgentEnd) int {
 		resp := p.response
 		p.writeJSON(jsonOutput{SessionID: p.sessionID, Response: &resp, Stats: p.metrics, Warnings: p.warnings})
 	case "stream-json":
-		p.line(resultLine{Type: "result", Timestamp: p.timestamp(), Status: "success", Stats: p.metrics.streamStats(p.elapsed())})
+		p.line(resultLine{Type: "result", Timestamp: p.timestamp(), Status: "success", Stats: p.metrics.StreamStats(p.elapsed())})
 	}
 	return runtime.ExitOK
 }
@@ -343,7 +344,7 @@ func (p *printer) failWith(code int, errType, msg string) int {
 			Error: &jsonError{Type: errType, Message: stripANSI(msg), Code: code}})
 	case "stream-json":
 		p.line(resultLine{Type: "result", Timestamp: p.timestamp(), Status: "error",
-			Error: &typedError{Type: errType, Message: stripANSI(msg)}, Stats: p.metrics.streamStats(p.elapsed())})
+			Error: &typedError{Type: errType, Message: stripANSI(msg)}, Stats: p.metrics.StreamStats(p.elapsed())})
 	case "text":
 		p.ensureNewline()
 		writeErrorLine(p.io.err, errors.New(msg))
@@ -401,3 +402,18 @@ func firstNonEmpty(a, b string) string {
 // stripANSI removes terminal escape sequences from the model's text unless
 // --raw-output, so a reply cannot rewrite the user's terminal.
 func stripANSI(s string) string { return ansi.Strip(s) }
+
+// metaInt reads a number from decoded or in-memory metadata.
+func metaInt(m map[string]any, key string) int {
+	switch v := m[key].(type) {
+	case int:
+		return v
+	case int32:
+		return int(v)
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	}
+	return 0
+}

@@ -9,6 +9,7 @@ package compress
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -182,22 +183,52 @@ func (c *Compressor) before(ctx agent.Context, req *model.LLMRequest) (*model.LL
 		c.env.Logger.WarnContext(ctx, "compression: cannot load the session", "session", ctx.SessionID(), "err", err)
 		return nil, nil
 	}
+	if _, err := c.run(ctx, ctx.SessionID(), ctx.InvocationID(), eventsOf(sess), false); err != nil {
+		c.env.Logger.WarnContext(ctx, "compression failed; the history is unchanged", "session", ctx.SessionID(), "err", err)
+	}
+	return nil, nil
+}
+
+func eventsOf(sess session.Session) []*session.Event {
 	events := sess.Events()
 	evs := make([]*session.Event, 0, events.Len())
 	for ev := range events.All() {
 		evs = append(evs, ev)
 	}
-	c.run(ctx, ctx.SessionID(), ctx.InvocationID(), evs, false)
-	return nil, nil
+	return evs
+}
+
+// Compress is gemini-cli's /compress: a compression of the session's
+// history now, whatever its size, through the same path as the automatic
+// one (the PreCompress hook with trigger manual, the summary and its
+// verification, the rewrite of the stored session). The session must be
+// idle: the caller holds it. It returns what happened — StatusNoop when
+// there was nothing to compress, a failed status when the summary did not
+// shrink the history — or an error when the session could not be read,
+// the summariser failed or the rewrite could not be stored; the history
+// is then unchanged. A forced attempt that fails does not stop later
+// automatic ones from summarising. It emits no event: the caller reports.
+func (c *Compressor) Compress(ctx context.Context, sessionID string) (compression.Info, error) {
+	if c.env.Settle != nil {
+		if err := c.env.Settle(ctx, sessionID); err != nil {
+			return compression.Info{}, err
+		}
+	}
+	sess, err := c.cfg.Store.Live(ctx, c.env.App, c.env.User, sessionID)
+	if err != nil {
+		return compression.Info{}, fmt.Errorf("load the session: %w", err)
+	}
+	return c.run(ctx, sessionID, c.env.NewID(), eventsOf(sess), true)
 }
 
 // run is one compression attempt over the session's events. The request
 // being built gets the rewritten history from the conversation processor,
-// which runs after this plugin and finds the session rewritten.
-func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, evs []*session.Event, force bool) compression.Info {
+// which runs after this plugin and finds the session rewritten. An error
+// leaves the session as it was.
+func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, evs []*session.Event, force bool) (compression.Info, error) {
 	hist, pending := splitPending(evs)
 	if len(hist) == 0 {
-		return compression.Info{Status: compression.StatusNoop}
+		return compression.Info{Status: compression.StatusNoop}, nil
 	}
 	chatModel := c.env.Model()
 	limitOf := c.limit
@@ -214,7 +245,7 @@ func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, ev
 	// hook runs only when a compression is attempted, and the common turn
 	// costs no more than this comparison.
 	if !force && float64(lastPrompt) < threshold*float64(limitOf(chatModel)) {
-		return compression.Info{OriginalTokens: lastPrompt, NewTokens: lastPrompt, Status: compression.StatusNoop}
+		return compression.Info{OriginalTokens: lastPrompt, NewTokens: lastPrompt, Status: compression.StatusNoop}, nil
 	}
 	trigger := PreCompressAuto
 	if force {
@@ -243,22 +274,21 @@ func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, ev
 		// A summariser that fails would likely fail again: like an
 		// inflated summary, it leaves later automatic attempts to
 		// truncation alone.
-		c.env.Logger.WarnContext(ctx, "compression failed; the history is unchanged", "session", sessionID, "err", err)
 		c.setFailed(force)
-		return info
+		return info, fmt.Errorf("summarise the history: %w", err)
 	}
 	switch info.Status {
 	case compression.StatusFailedInflatedTokenCount:
 		c.setFailed(force)
-		return info
+		return info, nil
 	case compression.StatusCompressed, compression.StatusContentTruncated:
 	default:
-		return info
+		return info, nil
 	}
 	rewritten := c.rewrite(ctx, invocationID, hist, pending, evs, newHist, info)
 	if err := c.cfg.Store.ReplaceEvents(ctx, c.env.App, c.env.User, sessionID, rewritten, nil); err != nil {
-		c.env.Logger.WarnContext(ctx, "compression: cannot store the compressed history; the history is unchanged", "session", sessionID, "err", err)
-		return compression.Info{OriginalTokens: lastPrompt, NewTokens: lastPrompt, Status: compression.StatusNoop}
+		return compression.Info{OriginalTokens: lastPrompt, NewTokens: lastPrompt, Status: compression.StatusNoop},
+			fmt.Errorf("store the compressed history: %w", err)
 	}
 	c.mu.Lock()
 	c.lastPrompt = info.NewTokens
@@ -275,7 +305,7 @@ func (c *Compressor) run(ctx context.Context, sessionID, invocationID string, ev
 			})
 		}
 	}
-	return info
+	return info, nil
 }
 
 // threshold is the configured fraction of the window.

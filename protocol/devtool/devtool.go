@@ -235,6 +235,14 @@ const (
 	OptionCancel        = "cancel"
 )
 
+// Option ids agentry accepts but does not offer: gemini-cli's answers
+// for an MCP tool's call, allowing the tool, or every tool of its server,
+// for the rest of the session.
+const (
+	OptionProceedAlwaysTool   = "proceed_always_tool"
+	OptionProceedAlwaysServer = "proceed_always_server"
+)
+
 // ExecuteDetails describe a shell command awaiting approval.
 type ExecuteDetails struct {
 	Command          string `json:"command"`

@@ -1,40 +1,54 @@
-package main
+// Package runstats is gemini-cli's SessionMetrics — a run's model calls
+// and tokens per model and role, its tool calls with their decisions, and
+// the lines its edits changed — folded from a session's protocol events.
+// It is the "stats" of `agentry run -o json`, the totals of stream-json's
+// result line and of a batch line, and what /stats shows.
+package runstats
 
 import (
 	"github.com/agentry-dev/agentry/runtime"
 )
 
-// sessionMetrics is gemini-cli's SessionMetrics, the stats of -o json, built
-// from protocol events.
-type sessionMetrics struct {
-	Models map[string]*modelMetrics `json:"models"`
-	Tools  toolMetrics              `json:"tools"`
-	Files  fileMetrics              `json:"files"`
+// Metrics is gemini-cli's SessionMetrics, the stats of -o json, built from
+// protocol events with Observe. Its JSON is gemini-cli's.
+type Metrics struct {
+	// Models holds the model calls by model name.
+	Models map[string]*ModelMetrics `json:"models"`
+	// Tools holds the tool calls.
+	Tools ToolMetrics `json:"tools"`
+	// Files holds the lines the edits changed.
+	Files FileMetrics `json:"files"`
 
 	lastModel string // the model of the last main-thread model call
 }
 
-type modelMetrics struct {
-	API    apiMetrics              `json:"api"`
-	Tokens tokenMetrics            `json:"tokens"`
-	Roles  map[string]*roleMetrics `json:"roles"`
+// ModelMetrics are one model's calls: in all, and by role (main, a
+// utility call's role …).
+type ModelMetrics struct {
+	API    APIMetrics              `json:"api"`
+	Tokens TokenMetrics            `json:"tokens"`
+	Roles  map[string]*RoleMetrics `json:"roles"`
 }
 
-type apiMetrics struct {
+// APIMetrics count a model's requests, errors and latency.
+type APIMetrics struct {
 	TotalRequests  int            `json:"totalRequests"`
 	TotalErrors    int            `json:"totalErrors"`
 	TotalLatencyMs int64          `json:"totalLatencyMs"`
 	ErrorsByType   map[string]int `json:"errorsByType"`
 }
 
-type roleMetrics struct {
+// RoleMetrics are the calls of one role.
+type RoleMetrics struct {
 	TotalRequests  int          `json:"totalRequests"`
 	TotalErrors    int          `json:"totalErrors"`
 	TotalLatencyMs int64        `json:"totalLatencyMs"`
-	Tokens         tokenMetrics `json:"tokens"`
+	Tokens         TokenMetrics `json:"tokens"`
 }
 
-type tokenMetrics struct {
+// TokenMetrics are gemini-cli's token counts: Prompt as the API reports
+// it, Input the part of it not cached.
+type TokenMetrics struct {
 	Input      int `json:"input"`
 	Prompt     int `json:"prompt"`
 	Candidates int `json:"candidates"`
@@ -44,7 +58,7 @@ type tokenMetrics struct {
 	Tool       int `json:"tool"`
 }
 
-func (t *tokenMetrics) add(u *runtime.Usage, meta map[string]any) {
+func (t *TokenMetrics) add(u *runtime.Usage, meta map[string]any) {
 	t.Prompt += deref(u.InputTokens)
 	t.Candidates += deref(u.OutputTokens)
 	t.Cached += deref(u.CachedTokens)
@@ -54,14 +68,16 @@ func (t *tokenMetrics) add(u *runtime.Usage, meta map[string]any) {
 	t.Input = max(0, t.Prompt-t.Cached)
 }
 
-type decisions struct {
+// Decisions count how tool calls were approved: gemini-cli's
+// ToolCallDecision.
+type Decisions struct {
 	Accept     int `json:"accept"`
 	Reject     int `json:"reject"`
 	Modify     int `json:"modify"`
 	AutoAccept int `json:"auto_accept"`
 }
 
-func (d *decisions) add(decision string) {
+func (d *Decisions) add(decision string) {
 	switch decision {
 	case "accept":
 		d.Accept++
@@ -74,43 +90,58 @@ func (d *decisions) add(decision string) {
 	}
 }
 
-type toolMetrics struct {
+// ToolMetrics are the tool calls, in all and by tool name.
+type ToolMetrics struct {
 	TotalCalls      int                   `json:"totalCalls"`
 	TotalSuccess    int                   `json:"totalSuccess"`
 	TotalFail       int                   `json:"totalFail"`
 	TotalDurationMs int64                 `json:"totalDurationMs"`
-	TotalDecisions  decisions             `json:"totalDecisions"`
-	ByName          map[string]*toolStats `json:"byName"`
+	TotalDecisions  Decisions             `json:"totalDecisions"`
+	ByName          map[string]*ToolStats `json:"byName"`
 }
 
-type toolStats struct {
+// ToolStats are one tool's calls.
+type ToolStats struct {
 	Count      int       `json:"count"`
 	Success    int       `json:"success"`
 	Fail       int       `json:"fail"`
 	DurationMs int64     `json:"durationMs"`
-	Decisions  decisions `json:"decisions"`
+	Decisions  Decisions `json:"decisions"`
 }
 
-type fileMetrics struct {
+// FileMetrics count the lines the edits added and removed.
+type FileMetrics struct {
 	TotalLinesAdded   int `json:"totalLinesAdded"`
 	TotalLinesRemoved int `json:"totalLinesRemoved"`
 }
 
-func newSessionMetrics() *sessionMetrics {
-	return &sessionMetrics{Models: map[string]*modelMetrics{}, Tools: toolMetrics{ByName: map[string]*toolStats{}}}
+// New returns empty metrics.
+func New() *Metrics {
+	return &Metrics{Models: map[string]*ModelMetrics{}, Tools: ToolMetrics{ByName: map[string]*ToolStats{}}}
 }
 
-func (m *sessionMetrics) model(name string) *modelMetrics {
+// FromEvents returns the metrics of evs, in order (a session's Events).
+func FromEvents(evs []runtime.Event) *Metrics {
+	m := New()
+	for _, ev := range evs {
+		m.Observe(ev)
+	}
+	return m
+}
+
+func (m *Metrics) model(name string) *ModelMetrics {
 	mm := m.Models[name]
 	if mm == nil {
-		mm = &modelMetrics{API: apiMetrics{ErrorsByType: map[string]int{}}, Roles: map[string]*roleMetrics{}}
+		mm = &ModelMetrics{API: APIMetrics{ErrorsByType: map[string]int{}}, Roles: map[string]*RoleMetrics{}}
 		m.Models[name] = mm
 	}
 	return mm
 }
 
-// observe folds one event into the metrics.
-func (m *sessionMetrics) observe(ev runtime.Event) {
+// Observe folds one event into the metrics. A subagent's model calls,
+// which reach the parent as updates of its invoke_agent call, count as
+// the parent's, as in gemini-cli's totals.
+func (m *Metrics) Observe(ev runtime.Event) {
 	switch ev.Type {
 	case runtime.EventError:
 		// gemini-cli counts a stream that stayed invalid as an API error
@@ -131,7 +162,7 @@ func (m *sessionMetrics) observe(ev runtime.Event) {
 		if role != "" {
 			rm := mm.Roles[role]
 			if rm == nil {
-				rm = &roleMetrics{}
+				rm = &RoleMetrics{}
 				mm.Roles[role] = rm
 			}
 			rm.TotalRequests++
@@ -143,13 +174,13 @@ func (m *sessionMetrics) observe(ev runtime.Event) {
 		// invoke_agent call; they are this run's tokens too, as in
 		// gemini-cli's totals.
 		if child, ok := ev.ToolUpdate.Data["event"].(*runtime.Event); ok && child.Type == runtime.EventUsage {
-			m.observe(*child)
+			m.Observe(*child)
 		}
 	case runtime.EventToolResponse:
 		r := ev.ToolResponse
 		ts := m.Tools.ByName[r.Name]
 		if ts == nil {
-			ts = &toolStats{}
+			ts = &ToolStats{}
 			m.Tools.ByName[r.Name] = ts
 		}
 		m.Tools.TotalCalls++
@@ -175,8 +206,8 @@ func (m *sessionMetrics) observe(ev runtime.Event) {
 	}
 }
 
-// streamStats is stream-json's result stats.
-type streamStats struct {
+// StreamStats is stream-json's result stats: the totals over the models.
+type StreamStats struct {
 	TotalTokens  int                          `json:"total_tokens"`
 	InputTokens  int                          `json:"input_tokens"`
 	OutputTokens int                          `json:"output_tokens"`
@@ -184,10 +215,11 @@ type streamStats struct {
 	Input        int                          `json:"input"`
 	DurationMs   int64                        `json:"duration_ms"`
 	ToolCalls    int                          `json:"tool_calls"`
-	Models       map[string]modelStreamTokens `json:"models"`
+	Models       map[string]ModelStreamTokens `json:"models"`
 }
 
-type modelStreamTokens struct {
+// ModelStreamTokens are one model's tokens in StreamStats.
+type ModelStreamTokens struct {
 	TotalTokens  int `json:"total_tokens"`
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
@@ -195,11 +227,12 @@ type modelStreamTokens struct {
 	Input        int `json:"input"`
 }
 
-// streamStats converts the metrics as gemini-cli's convertToStreamStats does.
-func (m *sessionMetrics) streamStats(durationMs int64) streamStats {
-	s := streamStats{DurationMs: durationMs, ToolCalls: m.Tools.TotalCalls, Models: map[string]modelStreamTokens{}}
+// StreamStats converts the metrics as gemini-cli's convertToStreamStats
+// does, with the run's duration.
+func (m *Metrics) StreamStats(durationMs int64) StreamStats {
+	s := StreamStats{DurationMs: durationMs, ToolCalls: m.Tools.TotalCalls, Models: map[string]ModelStreamTokens{}}
 	for name, mm := range m.Models {
-		t := modelStreamTokens{
+		t := ModelStreamTokens{
 			TotalTokens: mm.Tokens.Total, InputTokens: mm.Tokens.Prompt, OutputTokens: mm.Tokens.Candidates,
 			Cached: mm.Tokens.Cached, Input: mm.Tokens.Input,
 		}
