@@ -13,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentry-dev/agentry/agents/remote"
-	"github.com/agentry-dev/agentry/atpath"
 	"github.com/agentry-dev/agentry/commands"
 	"github.com/agentry-dev/agentry/complete"
 	"github.com/agentry-dev/agentry/compose"
@@ -22,6 +21,7 @@ import (
 	"github.com/agentry-dev/agentry/prompthist"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/shellmode"
+	"github.com/agentry-dev/agentry/tools"
 	"github.com/agentry-dev/agentry/transcript"
 	"github.com/agentry-dev/agentry/tui"
 )
@@ -160,11 +160,28 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	cur := &current{sess: first}
 	defer func() { cur.get().Close() }()
 
-	hist, err := prompthist.Open(prompthist.Config{Workspace: settings.Workspace})
-	if err != nil {
-		p.warn(fmt.Sprintf("prompt history: %v", err))
+	var hist *history
+	if h, err := prompthist.Open(prompthist.Config{Path: prompthist.Path(settings.TempDir())}); err != nil {
+		p.warn(fmt.Sprintf("prompt history is off: %v", err))
+	} else {
+		hist = &history{h: h, session: first.ID()}
 	}
-	reg := newCommandRegistry(settings)
+	shell, err := shellmode.New(shellmode.Config{Dir: settings.Workspace})
+	if err != nil {
+		return p.fail(err)
+	}
+	ws, err := tools.NewWorkspace(settings.Workspace, settings.Context.IncludeDirectories...)
+	if err != nil {
+		return p.fail(err)
+	}
+	reg, err := commands.New(commands.Config{
+		Memory:    memory{&workspaceSettings{base: settings, cache: map[string]*config.Settings{settings.Workspace: settings}}},
+		Workspace: settings.Workspace,
+		ReloadAll: func(context.Context) error { return cur.get().ReloadMemory() },
+	})
+	if err != nil {
+		return p.fail(err)
+	}
 
 	// SIGTERM (or SIGINT from outside the terminal) ends the session
 	// cleanly: the terminal is restored and the session closed; the
@@ -189,7 +206,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 			return compression.TokenLimit(model)
 		},
 		Commands:     tuiCommands(reg.Commands()),
-		ParseCommand: commands.Parse,
+		ParseCommand: reg.Parse,
 		RunCommand: func(ctx context.Context, path []string, args string, out func(string)) error {
 			return reg.Run(ctx, cur.get(), path, args, out)
 		},
@@ -205,24 +222,33 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 			return out, nil
 		},
 		Shell: func(ctx context.Context, command string, out func(string)) (string, error) {
-			res, err := shellmode.Run(ctx, shellmode.Config{Dir: settings.Workspace}, command, out)
+			res, err := shell.Run(ctx, command, out)
 			if err != nil {
 				return "", err
 			}
 			return res.HistoryText(command), nil
 		},
-		Complete: func(input string) []string {
-			return complete.Input(settings.Workspace, reg.Commands(), input)
-		},
+		Complete: completer{ws: ws, commands: func() []complete.Command { return completeCommands(reg.Commands()) }}.candidates,
 		Messages: func(ctx context.Context) ([]tui.Message, error) {
 			return storedMessages(ctx, store, cur.get().ID())
 		},
 		Rewind: func(ctx context.Context, messageID string) (string, error) {
-			res, err := cur.get().Rewind(ctx, messageID)
+			// The rewound prompt goes back into the input box, as in
+			// gemini-cli.
+			msgs, err := storedMessages(ctx, store, cur.get().ID())
 			if err != nil {
 				return "", err
 			}
-			return fmt.Sprintf("Rewound: %d message(s) kept.", res.Messages), nil
+			var prompt string
+			for _, m := range msgs {
+				if m.ID == messageID {
+					prompt = m.Text
+				}
+			}
+			if _, err := cur.get().Rewind(ctx, messageID); err != nil {
+				return "", err
+			}
+			return prompt, nil
 		},
 		Sessions: func(ctx context.Context) ([]tui.SessionInfo, error) {
 			return storedSessions(ctx, store, settings.Workspace)
@@ -240,6 +266,9 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 			if old := cur.set(next); old != nil {
 				old.Close()
 			}
+			if hist != nil {
+				hist.setSession(next.ID())
+			}
 			return next, nil
 		},
 		ModifyArgs:    runtime.ModifiedArgs,
@@ -250,7 +279,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 		Env:           os.Environ(),
 	}
 	if hist != nil {
-		cfg.History = hist.For(cur.get().ID())
+		cfg.History = hist
 	}
 	if err := tui.Run(ctx, cfg); err != nil && !errors.Is(err, context.Canceled) {
 		return p.fail(err)
@@ -320,13 +349,48 @@ func storedSessions(ctx context.Context, store runtime.SessionStore, workspace s
 	return out, nil
 }
 
-// tuiCommands converts the registry's commands for /help and Tab.
+// tuiCommands converts the registry's commands for /help.
 func tuiCommands(cs []commands.Command) []tui.Command {
 	out := make([]tui.Command, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, tui.Command{Name: c.Name, Description: c.Description, Sub: tuiCommands(c.Sub)})
+		var args []string
+		for _, a := range c.Arguments {
+			if a.Required {
+				args = append(args, strings.ToUpper(a.Name))
+			} else {
+				args = append(args, "["+strings.ToUpper(a.Name)+"]")
+			}
+		}
+		out = append(out, tui.Command{Name: c.Name, Description: c.Description, Args: strings.Join(args, " "), Sub: tuiCommands(c.SubCommands)})
 	}
 	return out
 }
 
-var _ = atpath.ErrNotFound
+// terminalCommands are the terminal's own commands, for Tab: the
+// terminal runs them itself.
+var terminalCommands = []complete.Command{
+	{Name: "help", Description: "Show the commands and keys"},
+	{Name: "clear", AltNames: []string{"new"}, Description: "Start a new session and clear the screen"},
+	{Name: "copy", Description: "Copy the last answer to the clipboard"},
+	{Name: "resume", Description: "Resume a stored session", Args: true},
+	{Name: "rewind", Description: "Rewind the conversation to before a prompt you pick"},
+	{Name: "quit", AltNames: []string{"exit"}, Description: "Exit agentry"},
+}
+
+// completeCommands lists every command for Tab: the terminal's own and
+// the registry's.
+func completeCommands(cs []commands.Command) []complete.Command {
+	out := append([]complete.Command(nil), terminalCommands...)
+	var conv func(c commands.Command) complete.Command
+	conv = func(c commands.Command) complete.Command {
+		cc := complete.Command{Name: c.Name, AltNames: c.Aliases, Description: c.Description, Args: len(c.Arguments) > 0}
+		for _, sc := range c.SubCommands {
+			cc.SubCommands = append(cc.SubCommands, conv(sc))
+		}
+		return cc
+	}
+	for _, c := range cs {
+		out = append(out, conv(c))
+	}
+	return out
+}
