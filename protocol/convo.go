@@ -234,38 +234,10 @@ func (ap *approval) decide(c devtool.ToolCallConfirmation) (answer, error) {
 	if c.FileDetails == nil || ans.outcome == runtime.Cancel {
 		return ans, nil
 	}
-	args, err := modifiedArgs(ap.req, c.FileDetails.NewContent)
+	args, err := runtime.ModifiedArgs(ap.req, c.FileDetails.NewContent)
 	if err != nil {
 		return ans, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("tool call %s: %v", c.ToolCallID, err))
 	}
 	ans.args = args
 	return ans, nil
-}
-
-// errNotEditable reports modified content for a call that writes no file.
-var errNotEditable = errors.New("file_details apply only to a file edit (write_file or replace)")
-
-// modifiedArgs rewrites an edit call so that it writes the user's content.
-// write_file takes it as its content; replace is turned into a
-// replacement of the whole file as previewed, so it fails (rather than
-// clobbering) if the file changed in between.
-func modifiedArgs(req runtime.ApprovalRequest, content string) (map[string]any, error) {
-	args := make(map[string]any, len(req.Args))
-	for k, v := range req.Args {
-		args[k] = v
-	}
-	switch req.Tool {
-	case "write_file":
-		args["content"] = content
-	case "replace":
-		if req.Diff == nil {
-			return nil, errors.New("the proposed edit could not be previewed, so it cannot be modified; answer proceed_once or cancel")
-		}
-		args["old_string"] = req.Diff.Before
-		args["new_string"] = content
-		args["allow_multiple"] = false
-	default:
-		return nil, errNotEditable
-	}
-	return args, nil
 }

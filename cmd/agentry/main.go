@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -83,8 +84,14 @@ func newRoot(io stdio, in *interrupts, exit *int) *cobra.Command {
 		Short: "agentry runs coding agents: gemini-cli's agent loop on ADK for Go",
 		Long: `agentry runs coding agents: gemini-cli's agent loop on ADK for Go.
 
-With run's flags and no command, agentry runs the prompt headless, exactly as
-"agentry run" does (agentry -p "…" is gemini-cli's gemini -p "…").`,
+On a terminal, a bare agentry starts the interactive session in the current
+directory (or -w): a chat over the same session "agentry run" uses, with
+confirmations, slash commands (/help), @path references and !shell commands.
+-i "…" sends a first prompt and stays; -r [ID|latest|NUMBER] continues a
+stored session.
+
+With -p, or with a prompt piped to stdin, agentry runs the prompt headless,
+exactly as "agentry run" does (agentry -p "…" is gemini-cli's gemini -p "…").`,
 		Version:       version.Version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -92,14 +99,22 @@ With run's flags and no command, agentry runs the prompt headless, exactly as
 		// As cobra's own unknown-command error would suggest.
 		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cmd.Flags().NFlag() == 0 {
+			interactive, err := rootMode(cmd, rf, args, io)
+			switch {
+			case err != nil:
+				*exit = newPrinter("text", io, false, time.Now()).fail(err)
+			case interactive:
+				*exit = runInteractive(cmd.Context(), cmd, rf, io, in)
+			case cmd.Flags().NFlag() == 0 && len(args) == 0 && stdinOf(io.in) != stdinPiped:
 				return cmd.Help()
+			default:
+				*exit = runMain(cmd.Context(), cmd, rf, args, io, in)
 			}
-			*exit = runMain(cmd.Context(), cmd, rf, args, io, in)
 			return nil
 		},
 	}
 	addRunFlags(root.Flags(), rf)
+	root.Flags().StringVarP(&rf.promptInteractive, "prompt-interactive", "i", "", "start the interactive session with this first prompt, then stay")
 	root.SetIn(io.in)
 	root.SetOut(io.out)
 	root.SetErr(io.err)

@@ -46,6 +46,9 @@ type runFlags struct {
 	a2aPort        int
 	includeDirs    []string
 	listSessions   bool
+	// promptInteractive is the root command's -i: the interactive
+	// session's first prompt.
+	promptInteractive string
 }
 
 // flagKeys maps run's flags to settings keys: flags are the settings layer

@@ -1,0 +1,396 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/agentry-dev/agentry/agents/remote"
+	"github.com/agentry-dev/agentry/commands"
+	"github.com/agentry-dev/agentry/complete"
+	"github.com/agentry-dev/agentry/compose"
+	"github.com/agentry-dev/agentry/compression"
+	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/prompthist"
+	"github.com/agentry-dev/agentry/runtime"
+	"github.com/agentry-dev/agentry/shellmode"
+	"github.com/agentry-dev/agentry/tools"
+	"github.com/agentry-dev/agentry/transcript"
+	"github.com/agentry-dev/agentry/tui"
+)
+
+// stdinKind says what a bare agentry reads: a terminal starts the
+// interactive session, a pipe or a file is a headless prompt (gemini-cli's
+// `echo … | gemini`), anything else (/dev/null) prints the help.
+type stdinKind int
+
+const (
+	stdinOther stdinKind = iota
+	stdinTerminal
+	stdinPiped
+)
+
+func stdinOf(in any) stdinKind {
+	f, ok := in.(*os.File)
+	if !ok {
+		if in == nil {
+			return stdinOther
+		}
+		return stdinPiped
+	}
+	if term.IsTerminal(int(f.Fd())) {
+		return stdinTerminal
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return stdinOther
+	}
+	if st.Mode()&os.ModeNamedPipe != 0 || st.Mode().IsRegular() {
+		return stdinPiped
+	}
+	return stdinOther
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// rootMode decides what a bare agentry (no command) does with its flags.
+func rootMode(cmd *cobra.Command, rf *runFlags, args []string, io stdio) (interactive bool, err error) {
+	if rf.promptInteractive != "" {
+		if rf.prompt != "" || len(args) > 0 {
+			return false, &inputError{"cannot use both --prompt-interactive (-i) and a prompt (-p or arguments); -i runs its prompt and stays"}
+		}
+		if stdinOf(io.in) != stdinTerminal || !isTerminal(io.out) {
+			return false, &inputError{"--prompt-interactive (-i) needs a terminal on stdin and stdout; use -p for a headless run"}
+		}
+		return true, nil
+	}
+	if rf.prompt != "" || len(args) > 0 || rf.listSessions {
+		return false, nil
+	}
+	if stdinOf(io.in) != stdinTerminal {
+		return false, nil
+	}
+	if !isTerminal(io.out) {
+		return false, &inputError{"the interactive session needs a terminal on stdout too; give a prompt with -p for a headless run"}
+	}
+	if cmd.Flags().Changed("output-format") {
+		return false, &inputError{"--output-format applies to headless runs; give a prompt with -p"}
+	}
+	if cmd.Flags().Changed("a2a-port") {
+		return false, &inputError{"--a2a-port with the interactive session is not supported yet; use agentry serve, or -p for a served headless run"}
+	}
+	return true, nil
+}
+
+// current is the interactive session's conversation: /clear and /resume
+// replace it.
+type current struct {
+	mu   sync.Mutex
+	sess *runtime.Session
+}
+
+func (c *current) get() *runtime.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+func (c *current) set(s *runtime.Session) *runtime.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.sess
+	c.sess = s
+	return old
+}
+
+// runInteractive runs the interactive terminal over a session built from
+// settings and flags exactly as a headless run builds it, with the
+// terminal as the approver.
+func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io stdio, in *interrupts) int {
+	p := newPrinter("text", io, f.rawOutput, time.Now())
+	if err := applyYolo(cmd, f.yolo, f.approvalMode); err != nil {
+		return p.fail(err)
+	}
+	settings, err := config.Load(config.LoadOptions{
+		Workspace: f.workspace, Flags: cmd.Flags(), FlagKeys: flagKeys, TrustWorkspace: f.trustWorkspace,
+	})
+	if err != nil {
+		return p.fail(err)
+	}
+	for _, w := range settings.Warnings {
+		p.warn(w)
+	}
+	store, closeStore, err := compose.OpenStore(ctx, settings, nil)
+	if err != nil {
+		return p.fail(err)
+	}
+	defer closeStore()
+	if f.resume != "" {
+		if f.sessionID != "" {
+			return p.fail(&inputError{"cannot use both --resume and --session-id; --resume ID continues the session ID"})
+		}
+		if f.sessionID, err = resumeID(ctx, store, f.resume, settings.Workspace); err != nil {
+			return p.fail(err)
+		}
+	}
+
+	approver := tui.NewApprover()
+	open := func(ctx context.Context, id string) (*runtime.Session, error) {
+		return compose.FromSettings(ctx, settings, compose.Options{
+			SessionID: id, SessionService: store, Approver: approver, RemoteAgents: remote.Invokers,
+		})
+	}
+	first, err := open(ctx, f.sessionID)
+	if err != nil {
+		return p.fail(err)
+	}
+	if w := first.AllowedToolsWarning(); w != "" {
+		p.warn(w)
+	}
+	cur := &current{sess: first}
+	defer func() { cur.get().Close() }()
+
+	var hist *history
+	if h, err := prompthist.Open(prompthist.Config{Path: prompthist.Path(settings.TempDir())}); err != nil {
+		p.warn(fmt.Sprintf("prompt history is off: %v", err))
+	} else {
+		hist = &history{h: h, session: first.ID()}
+	}
+	shell, err := shellmode.New(shellmode.Config{Dir: settings.Workspace})
+	if err != nil {
+		return p.fail(err)
+	}
+	ws, err := tools.NewWorkspace(settings.Workspace, settings.Context.IncludeDirectories...)
+	if err != nil {
+		return p.fail(err)
+	}
+	reg, err := commands.New(commands.Config{
+		Memory:    memory{&workspaceSettings{base: settings, cache: map[string]*config.Settings{settings.Workspace: settings}}},
+		Workspace: settings.Workspace,
+		ReloadAll: func(context.Context) error { return cur.get().ReloadMemory() },
+	})
+	if err != nil {
+		return p.fail(err)
+	}
+
+	// SIGTERM (or SIGINT from outside the terminal) ends the session
+	// cleanly: the terminal is restored and the session closed; the
+	// history is already stored after every turn.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	sigs := in.handle()
+	go func() {
+		select {
+		case <-sigs:
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+
+	cfg := tui.Config{
+		Session:      cur.get(),
+		Approver:     approver,
+		Workspace:    settings.Workspace,
+		ApprovalMode: func() string { return string(cur.get().ApprovalMode()) },
+		ContextWindow: func(model string) int {
+			return compression.TokenLimit(model)
+		},
+		Commands:     tuiCommands(reg.Commands()),
+		ParseCommand: reg.Parse,
+		RunCommand: func(ctx context.Context, path []string, args string, out func(string)) error {
+			return reg.Run(ctx, cur.get(), path, args, out)
+		},
+		Expand: func(ctx context.Context, input string) ([]runtime.ContentPart, error) {
+			parts, err := expandReferences(ctx, settings, input, func(string) {})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]runtime.ContentPart, len(parts))
+			for i, t := range parts {
+				out[i] = runtime.TextPart(t)
+			}
+			return out, nil
+		},
+		Shell: func(ctx context.Context, command string, out func(string)) (string, error) {
+			res, err := shell.Run(ctx, command, out)
+			if err != nil {
+				return "", err
+			}
+			return res.HistoryText(command), nil
+		},
+		Complete: completer{ws: ws, commands: func() []complete.Command { return completeCommands(reg.Commands()) }}.candidates,
+		Messages: func(ctx context.Context) ([]tui.Message, error) {
+			return storedMessages(ctx, store, cur.get().ID())
+		},
+		Rewind: func(ctx context.Context, messageID string) (string, error) {
+			// The rewound prompt goes back into the input box, as in
+			// gemini-cli.
+			msgs, err := storedMessages(ctx, store, cur.get().ID())
+			if err != nil {
+				return "", err
+			}
+			var prompt string
+			for _, m := range msgs {
+				if m.ID == messageID {
+					prompt = m.Text
+				}
+			}
+			if _, err := cur.get().Rewind(ctx, messageID); err != nil {
+				return "", err
+			}
+			return prompt, nil
+		},
+		Sessions: func(ctx context.Context) ([]tui.SessionInfo, error) {
+			return storedSessions(ctx, store, settings.Workspace)
+		},
+		Switch: func(ctx context.Context, id string) (tui.Session, error) {
+			if id != "" {
+				if id, err = resumeID(ctx, store, id, settings.Workspace); err != nil {
+					return nil, err
+				}
+			}
+			next, err := open(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			if old := cur.set(next); old != nil {
+				old.Close()
+			}
+			if hist != nil {
+				hist.setSession(next.ID())
+			}
+			return next, nil
+		},
+		ModifyArgs:    runtime.ModifiedArgs,
+		Editor:        editorFromEnv(),
+		InitialPrompt: f.promptInteractive,
+		Input:         io.in,
+		Output:        io.out,
+		Env:           os.Environ(),
+	}
+	if hist != nil {
+		cfg.History = hist
+	}
+	if err := tui.Run(ctx, cfg); err != nil && !errors.Is(err, context.Canceled) {
+		return p.fail(err)
+	}
+	return runtime.ExitOK
+}
+
+// editorFromEnv is the user's editor for "Modify with external editor":
+// $VISUAL, else $EDITOR.
+func editorFromEnv() string {
+	if v := strings.TrimSpace(os.Getenv("VISUAL")); v != "" {
+		return v
+	}
+	return strings.TrimSpace(os.Getenv("EDITOR"))
+}
+
+// storedMessages reads a session's conversation from its transcript for
+// the terminal: printed when it resumes, listed by /rewind.
+func storedMessages(ctx context.Context, store runtime.SessionStore, id string) ([]tui.Message, error) {
+	sess, err := runtime.LoadSession(ctx, store, id)
+	if err != nil {
+		if errors.Is(err, runtime.ErrNoSession) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	rec := loadTranscript(sess.Transcript)
+	if rec == nil {
+		return nil, nil
+	}
+	out := make([]tui.Message, 0, len(rec.Messages))
+	for _, m := range rec.Messages {
+		var role string
+		switch m.Type {
+		case transcript.TypeUser:
+			role = "user"
+		case transcript.TypeGemini:
+			role = "model"
+		default:
+			continue
+		}
+		raw := m.Content
+		if role == "user" && len(m.DisplayContent) > 0 {
+			raw = m.DisplayContent
+		}
+		text := messageText(raw)
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		t, _ := time.Parse(time.RFC3339Nano, m.Timestamp)
+		out = append(out, tui.Message{ID: m.ID, Role: role, Text: text, Time: t})
+	}
+	return out, nil
+}
+
+// storedSessions lists the workspace's sessions for /resume, newest first.
+func storedSessions(ctx context.Context, store runtime.SessionStore, workspace string) ([]tui.SessionInfo, error) {
+	list, err := indexedSessions(ctx, store, workspace)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SessionInfo, 0, len(list))
+	for i := len(list) - 1; i >= 0; i-- {
+		s := list[i]
+		out = append(out, tui.SessionInfo{ID: s.id, Title: s.title, Updated: s.updated})
+	}
+	return out, nil
+}
+
+// tuiCommands converts the registry's commands for /help.
+func tuiCommands(cs []commands.Command) []tui.Command {
+	out := make([]tui.Command, 0, len(cs))
+	for _, c := range cs {
+		var args []string
+		for _, a := range c.Arguments {
+			if a.Required {
+				args = append(args, strings.ToUpper(a.Name))
+			} else {
+				args = append(args, "["+strings.ToUpper(a.Name)+"]")
+			}
+		}
+		out = append(out, tui.Command{Name: c.Name, Description: c.Description, Args: strings.Join(args, " "), Sub: tuiCommands(c.SubCommands)})
+	}
+	return out
+}
+
+// terminalCommands are the terminal's own commands, for Tab: the
+// terminal runs them itself.
+var terminalCommands = []complete.Command{
+	{Name: "help", Description: "Show the commands and keys"},
+	{Name: "clear", AltNames: []string{"new"}, Description: "Start a new session and clear the screen"},
+	{Name: "copy", Description: "Copy the last answer to the clipboard"},
+	{Name: "resume", Description: "Resume a stored session", Args: true},
+	{Name: "rewind", Description: "Rewind the conversation to before a prompt you pick"},
+	{Name: "quit", AltNames: []string{"exit"}, Description: "Exit agentry"},
+}
+
+// completeCommands lists every command for Tab: the terminal's own and
+// the registry's.
+func completeCommands(cs []commands.Command) []complete.Command {
+	out := append([]complete.Command(nil), terminalCommands...)
+	var conv func(c commands.Command) complete.Command
+	conv = func(c commands.Command) complete.Command {
+		cc := complete.Command{Name: c.Name, AltNames: c.Aliases, Description: c.Description, Args: len(c.Arguments) > 0}
+		for _, sc := range c.SubCommands {
+			cc.SubCommands = append(cc.SubCommands, conv(sc))
+		}
+		return cc
+	}
+	for _, c := range cs {
+		out = append(out, conv(c))
+	}
+	return out
+}
