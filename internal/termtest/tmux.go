@@ -1,0 +1,360 @@
+// Package termtest drives and measures terminal programs in tests: agentry's
+// interactive terminal end to end, and anything else that draws on a
+// terminal.
+//
+// It has four parts:
+//
+//   - [Start] runs a command in a fresh tmux server on a private socket and
+//     gives the test a [Term] to type into ([Term.Keys], [Term.Type]), read
+//     ([Term.Screen]) and wait on ([Term.WaitText], [Term.WaitFor]), with the
+//     command's exit status once it ends ([Term.WaitExit]).
+//   - [StartPTY] runs a command under a pseudo-terminal and records every
+//     byte it writes, with timestamps, as a [Recording].
+//   - [Analyze] replays a recording on a model of the terminal and counts
+//     what makes a screen flicker: clear-screens, erased lines, and writes
+//     that destroy content above the program's live region.
+//   - Measures for benchmarks: echo latency through tmux
+//     ([Term.EchoLatencies]) or the pty ([PTY.Echo]), [Percentiles],
+//     start-to-ready ([PTY.WaitOutput]) and peak memory ([ReadMemory]).
+//
+// Waits are wait-untils with a generous deadline (30 seconds by default), a
+// guard against hangs rather than a speed requirement; the measures are for
+// figures, never for pass/fail timing assertions.
+//
+// tmux must be installed (apt-get install tmux). Without it a test using
+// [Start] is skipped, or fails under CI (CI set), where .ci/run installs it.
+package termtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// DefaultTimeout bounds every wait of a [Term] or [PTY] unless its options
+// say otherwise. It is a hang guard, not a speed requirement.
+const DefaultTimeout = 30 * time.Second
+
+// pollInterval is how long waits sleep between two looks at the screen.
+const pollInterval = 10 * time.Millisecond
+
+// ErrNotSeen reports a wait whose condition did not hold before its
+// deadline; the error's message holds the screen as it was last seen.
+var ErrNotSeen = errors.New("termtest: condition not met")
+
+// Options configures [Start].
+type Options struct {
+	// Command is the program and its arguments, run directly (not through
+	// a shell); a program without a slash is looked up in Env's PATH.
+	// Required.
+	Command []string
+	// Env is the command's whole environment; nothing of the test
+	// process's is added. tmux adds TERM (tmux-256color), TMUX, TMUX_PANE,
+	// TERM_PROGRAM, TERM_PROGRAM_VERSION and SHELL. When nil, the command
+	// gets the test's PATH and a fresh temporary HOME.
+	Env []string
+	// Dir is the command's working directory; the test process's when
+	// empty.
+	Dir string
+	// Cols and Rows are the terminal's size; 80×24 when zero.
+	Cols, Rows int
+	// Timeout bounds each wait; DefaultTimeout when zero.
+	Timeout time.Duration
+}
+
+// Term is a command running in a tmux pane of its own tmux server. Create it
+// with [Start]; the server is killed when the test ends. Its methods fail the
+// test on tmux errors, and must be called from the test's goroutine, except
+// [Term.Wait], [Term.Capture] and [Term.EchoLatencies], which return errors.
+type Term struct {
+	t       testing.TB
+	tmux    string
+	sock    string
+	env     []string
+	pane    string
+	pid     int
+	timeout time.Duration
+}
+
+// Start starts a tmux server on a private socket, with no configuration
+// file, the status line off and remain-on-exit on, holding one session of
+// opts.Cols×opts.Rows that runs opts.Command. The server is killed at the
+// end of the test. Without tmux the test is skipped, or failed under CI.
+func Start(t testing.TB, opts Options) *Term {
+	t.Helper()
+	if len(opts.Command) == 0 {
+		t.Fatal("termtest: Start needs a command")
+	}
+	tmux := lookTmux(t)
+	cols, rows := size(opts.Cols, opts.Rows)
+	env := opts.Env
+	if env == nil {
+		env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	}
+	// A short directory: t.TempDir paths can exceed the 108 bytes a Unix
+	// socket path may have.
+	dir, err := os.MkdirTemp("", "termtest-")
+	if err != nil {
+		t.Fatalf("termtest: %v", err)
+	}
+	tm := &Term{
+		t:       t,
+		tmux:    tmux,
+		sock:    dir + "/sock",
+		env:     env,
+		timeout: opts.Timeout,
+	}
+	if tm.timeout <= 0 {
+		tm.timeout = DefaultTimeout
+	}
+	t.Cleanup(func() {
+		// The server may already be gone; either way nothing is left.
+		_, _ = tm.run("kill-server")
+		_ = os.RemoveAll(dir)
+	})
+	argv := opts.Command
+	if len(argv) == 1 {
+		// tmux runs a lone argument through the shell; env runs it
+		// directly, in the same process.
+		envPath, err := exec.LookPath("env")
+		if err != nil {
+			t.Fatalf("termtest: %v", err)
+		}
+		argv = []string{envPath, "--", argv[0]}
+	}
+	args := []string{
+		"set-option", "-g", "remain-on-exit", "on", ";",
+		"set-option", "-g", "status", "off", ";",
+		"set-option", "-g", "history-limit", "100000", ";",
+		"new-session", "-d", "-s", "termtest", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
+		"-P", "-F", "#{pane_id} #{pane_pid}",
+	}
+	if opts.Dir != "" {
+		args = append(args, "-c", opts.Dir)
+	}
+	args = append(args, "--")
+	args = append(args, argv...)
+	out, err := tm.run(args...)
+	if err != nil {
+		t.Fatalf("termtest: starting tmux: %v", err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 2 {
+		t.Fatalf("termtest: tmux new-session printed %q, want a pane id and pid", out)
+	}
+	tm.pane = f[0]
+	if tm.pid, err = strconv.Atoi(f[1]); err != nil {
+		t.Fatalf("termtest: tmux new-session printed %q: %v", out, err)
+	}
+	return tm
+}
+
+// lookTmux finds tmux, skipping t without it, or failing it under CI.
+func lookTmux(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("tmux")
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("termtest: tmux is not installed: under CI the terminal tests must run (install it: apt-get install tmux; .ci/run does): %v", err)
+	}
+	t.Skipf("termtest: terminal tests skipped: tmux is not installed (apt-get install tmux): %v", err)
+	return ""
+}
+
+// size applies the default terminal size.
+func size(cols, rows int) (int, int) {
+	if cols <= 0 {
+		cols = 80
+	}
+	if rows <= 0 {
+		rows = 24
+	}
+	return cols, rows
+}
+
+// run runs one tmux command line against the server, returning its stdout.
+func (tm *Term) run(args ...string) (string, error) {
+	cmd := exec.Command(tm.tmux, append([]string{"-u", "-S", tm.sock, "-f", "/dev/null"}, args...)...)
+	cmd.Env = tm.env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// must runs a tmux command, failing the test on error.
+func (tm *Term) must(args ...string) string {
+	tm.t.Helper()
+	out, err := tm.run(args...)
+	if err != nil {
+		tm.t.Fatalf("termtest: %v", err)
+	}
+	return out
+}
+
+// PID is the process id of the command (tmux's pane_pid).
+func (tm *Term) PID() int { return tm.pid }
+
+// Foreground returns the name of the pane's foreground process
+// (pane_current_command), e.g. to wait until a shell has started a command
+// before interrupting it.
+func (tm *Term) Foreground() string {
+	tm.t.Helper()
+	return strings.TrimSpace(tm.must("display-message", "-p", "-t", tm.pane, "#{pane_current_command}"))
+}
+
+// Keys sends keys with tmux send-keys: each argument is a key name (Enter,
+// Escape, Tab, BSpace, Up, Down, Left, Right, C-c, M-x, F1, …) or, when it
+// names no key, its text. Use [Term.Type] for text that could be a key
+// name.
+func (tm *Term) Keys(keys ...string) {
+	tm.t.Helper()
+	tm.must(append([]string{"send-keys", "-t", tm.pane, "--"}, keys...)...)
+}
+
+// Type sends text literally (send-keys -l), as if typed.
+func (tm *Term) Type(text string) {
+	tm.t.Helper()
+	tm.must("send-keys", "-t", tm.pane, "-l", "--", text)
+}
+
+// Capture returns the visible screen, one line per row without trailing
+// spaces (tmux capture-pane -p).
+func (tm *Term) Capture() (string, error) {
+	return tm.run("capture-pane", "-p", "-t", tm.pane)
+}
+
+// Screen returns the visible screen as [Term.Capture] does, failing the
+// test on error.
+func (tm *Term) Screen() string {
+	tm.t.Helper()
+	s, err := tm.Capture()
+	if err != nil {
+		tm.t.Fatalf("termtest: %v", err)
+	}
+	return s
+}
+
+// Scrollback returns the pane's whole history and visible screen, oldest
+// line first (up to 100,000 lines).
+func (tm *Term) Scrollback() string {
+	tm.t.Helper()
+	return tm.must("capture-pane", "-p", "-S", "-", "-E", "-", "-t", tm.pane)
+}
+
+// Resize changes the terminal's size; the command gets SIGWINCH.
+func (tm *Term) Resize(cols, rows int) {
+	tm.t.Helper()
+	tm.must("resize-window", "-t", tm.pane, "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows))
+}
+
+// Wait polls the screen until cond holds and returns that screen. It
+// returns an error wrapping [ErrNotSeen] and ctx's error, with the last
+// screen in its message, if ctx ends first, or the timeout passes.
+func (tm *Term) Wait(ctx context.Context, cond func(screen string) bool) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, tm.timeout)
+	defer cancel()
+	var last string
+	for {
+		s, err := tm.Capture()
+		if err != nil {
+			return "", err
+		}
+		if cond(s) {
+			return s, nil
+		}
+		last = s
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("%w (%w); the screen:\n%s", ErrNotSeen, ctx.Err(), Framed(last))
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// WaitFor waits until cond holds of the screen and returns that screen. If
+// it does not within the timeout, it fails the test with what it waited for
+// and the screen.
+func (tm *Term) WaitFor(what string, cond func(screen string) bool) string {
+	tm.t.Helper()
+	s, err := tm.Wait(context.Background(), cond)
+	if err != nil {
+		tm.t.Fatalf("termtest: waiting %v for %s: %v", tm.timeout, what, err)
+	}
+	return s
+}
+
+// WaitText waits until the screen shows substr and returns that screen.
+func (tm *Term) WaitText(substr string) string {
+	tm.t.Helper()
+	return tm.WaitFor(strconv.Quote(substr), func(s string) bool { return strings.Contains(s, substr) })
+}
+
+// Exit is how the pane's command ended.
+type Exit struct {
+	// Code is the exit status, or -1 when a signal ended the command.
+	Code int
+	// Signal is the signal that ended the command, or 0.
+	Signal int
+}
+
+// Exited reports whether the command has ended (tmux's pane_dead) and how.
+func (tm *Term) Exited() (Exit, bool) {
+	tm.t.Helper()
+	out := strings.TrimSpace(tm.must("display-message", "-p", "-t", tm.pane, "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}"))
+	f := strings.Split(out, ":")
+	if len(f) != 3 {
+		tm.t.Fatalf("termtest: tmux pane status %q", out)
+	}
+	if f[0] != "1" {
+		return Exit{}, false
+	}
+	e := Exit{Code: -1}
+	if f[1] != "" {
+		e.Code, _ = strconv.Atoi(f[1])
+	}
+	if f[2] != "" {
+		e.Signal, _ = strconv.Atoi(f[2])
+	}
+	return e, true
+}
+
+// WaitExit waits until the command has ended and returns how; it fails the
+// test, with the screen, if the command is still running at the timeout.
+func (tm *Term) WaitExit() Exit {
+	tm.t.Helper()
+	deadline := time.Now().Add(tm.timeout)
+	for {
+		if e, ok := tm.Exited(); ok {
+			return e
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("termtest: the command did not exit within %v; the screen:\n%s", tm.timeout, Framed(tm.Screen()))
+		}
+		time.Sleep(pollInterval)
+	}
+}
+
+// Framed returns a screen with each line between bars, so that failure
+// messages show its blank lines and trailing spaces.
+func Framed(screen string) string {
+	lines := strings.Split(strings.TrimSuffix(screen, "\n"), "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("|")
+		b.WriteString(l)
+		b.WriteString("|\n")
+	}
+	return b.String()
+}
