@@ -82,7 +82,8 @@ type Report struct {
 	EraseBelow int
 	// EraseChars counts erase-character sequences (ECH: ESC[nX).
 	EraseChars int
-	// AboveLive counts [AboveLive] writes.
+	// AboveLive counts [AboveLive] writes: each sequence once, and each
+	// run of text printed on one row once.
 	AboveLive int
 	// InsertedLines and DeletedLines count lines inserted (IL) and deleted
 	// (DL).
@@ -208,6 +209,12 @@ type analyzer struct {
 	counting bool
 	offset   int
 	seq      []byte
+
+	// The run of text being printed: its row, and whether it has
+	// damaged content above the live region yet.
+	inRun      bool
+	runRow     int
+	runDamaged bool
 }
 
 // event counts a clear-screen or a write above the live region.
@@ -278,6 +285,9 @@ func (a *analyzer) damageRows(top, y0, y1 int) bool {
 
 // step replays one sequence, control character or grapheme.
 func (a *analyzer) step(seq []byte, width int, p *ansi.Parser) {
+	if c := seq[0]; c < 0x20 || c == ansi.DEL || (c >= 0x80 && c < 0xc0) {
+		a.inRun = false // a control or sequence ends a run of text
+	}
 	switch c := seq[0]; {
 	case c == ansi.ESC && len(seq) > 1:
 		switch seq[1] {
@@ -320,12 +330,22 @@ func (a *analyzer) print(g string, width int) {
 		}
 	}
 	top := a.liveTop()
-	if s.insert {
-		a.damage(top, s.row, s.col, s.cols)
-		s.insertCells(s.col, width)
-	} else {
-		a.damage(top, s.row, s.col, s.col+width)
+	// A run of text counts once: the first of its graphemes that damages
+	// content stands for the rest.
+	if !a.inRun || a.runRow != s.row {
+		a.runDamaged = false
 	}
+	if !a.runDamaged {
+		if s.insert {
+			a.runDamaged = a.damage(top, s.row, s.col, s.cols)
+		} else {
+			a.runDamaged = a.damage(top, s.row, s.col, s.col+width)
+		}
+	}
+	if s.insert {
+		s.insertCells(s.col, width)
+	}
+	a.inRun, a.runRow = true, s.row
 	s.put(g, width)
 }
 

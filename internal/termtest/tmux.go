@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -70,9 +71,10 @@ type Options struct {
 }
 
 // Term is a command running in a tmux pane of its own tmux server. Create it
-// with [Start]; the server is killed when the test ends. Its methods fail the
-// test on tmux errors, and must be called from the test's goroutine, except
-// [Term.Wait], [Term.Capture] and [Term.EchoLatencies], which return errors.
+// with [Start]; the command and the server are killed when the test ends.
+// Its methods fail the test on tmux errors, and must be called from the
+// test's goroutine, except [Term.Wait], [Term.Capture], [Term.Echo] and
+// [Term.EchoLatencies], which return errors.
 type Term struct {
 	t       testing.TB
 	tmux    string
@@ -80,6 +82,7 @@ type Term struct {
 	env     []string
 	pane    string
 	pid     int
+	server  int // the tmux server's pid
 	timeout time.Duration
 }
 
@@ -115,7 +118,15 @@ func Start(t testing.TB, opts Options) *Term {
 		tm.timeout = DefaultTimeout
 	}
 	t.Cleanup(func() {
-		// The server may already be gone; either way nothing is left.
+		// A command still running is killed with its process group (tmux
+		// made it a session leader) while it is surely tmux's child; then
+		// the server, which may already be gone.
+		if tm.pid > 0 {
+			out, err := tm.run("display-message", "-p", "-t", tm.pane, "#{pane_dead}")
+			if err == nil && strings.TrimSpace(out) == "0" {
+				_ = syscall.Kill(-tm.pid, syscall.SIGKILL)
+			}
+		}
 		_, _ = tm.run("kill-server")
 		_ = os.RemoveAll(dir)
 	})
@@ -134,7 +145,7 @@ func Start(t testing.TB, opts Options) *Term {
 		"set-option", "-g", "status", "off", ";",
 		"set-option", "-g", "history-limit", "100000", ";",
 		"new-session", "-d", "-s", "termtest", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows),
-		"-P", "-F", "#{pane_id} #{pane_pid}",
+		"-P", "-F", "#{pane_id} #{pane_pid} #{pid}",
 	}
 	if opts.Dir != "" {
 		args = append(args, "-c", opts.Dir)
@@ -146,11 +157,15 @@ func Start(t testing.TB, opts Options) *Term {
 		t.Fatalf("termtest: starting tmux: %v", err)
 	}
 	f := strings.Fields(out)
-	if len(f) != 2 {
-		t.Fatalf("termtest: tmux new-session printed %q, want a pane id and pid", out)
+	if len(f) != 3 {
+		t.Fatalf("termtest: tmux new-session printed %q, want a pane id and two pids", out)
 	}
 	tm.pane = f[0]
-	if tm.pid, err = strconv.Atoi(f[1]); err != nil {
+	tm.pid, err = strconv.Atoi(f[1])
+	if err == nil {
+		tm.server, err = strconv.Atoi(f[2])
+	}
+	if err != nil {
 		t.Fatalf("termtest: tmux new-session printed %q: %v", out, err)
 	}
 	return tm
@@ -247,10 +262,12 @@ func (tm *Term) Screen() string {
 }
 
 // Scrollback returns the pane's whole history and visible screen, oldest
-// line first (up to 100,000 lines).
+// line first (up to 100,000 lines), with lines the terminal wrapped joined
+// again (capture-pane -J, which keeps trailing spaces): the text as the
+// program wrote it.
 func (tm *Term) Scrollback() string {
 	tm.t.Helper()
-	return tm.must("capture-pane", "-p", "-S", "-", "-E", "-", "-t", tm.pane)
+	return tm.must("capture-pane", "-p", "-J", "-S", "-", "-E", "-", "-t", tm.pane)
 }
 
 // Resize changes the terminal's size; the command gets SIGWINCH.
@@ -320,14 +337,29 @@ func (tm *Term) Exited() (Exit, bool) {
 	if f[0] != "1" {
 		return Exit{}, false
 	}
-	e := Exit{Code: -1}
-	if f[1] != "" {
-		e.Code, _ = strconv.Atoi(f[1])
+	if f[1] == "" && f[2] == "" {
+		// tmux marks the pane dead when its terminal closes, which can be
+		// before it has reaped the process: until then neither the status
+		// nor the signal is known, and the command has not ended as far
+		// as this package reports. tmux built with libutempter can miss
+		// the SIGCHLD altogether (tmux issue 311: utempter's own handler
+		// is in place as the terminal closes), leaving the process a
+		// zombie; a SIGCHLD sent to the server makes it reap it.
+		_ = syscall.Kill(tm.server, syscall.SIGCHLD)
+		return Exit{}, false
 	}
 	if f[2] != "" {
-		e.Signal, _ = strconv.Atoi(f[2])
+		sig, err := strconv.Atoi(f[2])
+		if err != nil {
+			tm.t.Fatalf("termtest: tmux pane status %q: %v", out, err)
+		}
+		return Exit{Code: -1, Signal: sig}, true
 	}
-	return e, true
+	code, err := strconv.Atoi(f[1])
+	if err != nil {
+		tm.t.Fatalf("termtest: tmux pane status %q: %v", out, err)
+	}
+	return Exit{Code: code}, true
 }
 
 // WaitExit waits until the command has ended and returns how; it fails the

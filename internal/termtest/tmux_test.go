@@ -162,7 +162,9 @@ func TestTmuxCleanupKillsServer(t *testing.T) {
 	var pid int
 	var sock string
 	t.Run("inner", func(t *testing.T) {
-		tm := Start(t, Options{Command: []string{"sleep", "1000"}})
+		// Deaf to the hangup tmux's exit sends.
+		tm := Start(t, Options{Command: []string{"sh", "-c", `trap "" HUP; echo ready; exec sleep 1000`}})
+		tm.WaitText("ready")
 		pid, sock = tm.PID(), tm.sock
 	})
 	proctest.Eventually(t, "the pane's process to end with its test", func() bool { return !proctest.Running(pid) })
