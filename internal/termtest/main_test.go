@@ -46,6 +46,10 @@ const streamLines = 200
 type streamModel struct {
 	n     int
 	pause time.Duration
+	// stay keeps the program running after the last line, until Ctrl-C.
+	stay bool
+	// input is what has been typed, shown after the count.
+	input string
 }
 
 type tickMsg struct{}
@@ -63,6 +67,9 @@ func (m streamModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tickMsg:
 		if m.n == streamLines {
+			if m.stay {
+				return m, nil
+			}
 			return m, tea.Quit
 		}
 		m.n++
@@ -71,23 +78,26 @@ func (m streamModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.String() == "ctrl+c" {
 			return m, tea.Quit
 		}
+		m.input += msg.Text
 	}
 	return m, nil
 }
 
 func (m streamModel) View() tea.View {
-	return tea.NewView(fmt.Sprintf("streaming %d/%d", m.n, streamLines))
+	return tea.NewView(fmt.Sprintf("streaming %d/%d > %s", m.n, streamLines, m.input))
 }
 
 // streamProgram runs streamModel, after STREAM_HEADER lines of text as a
-// shell would have left above it.
+// shell would have left above it, pausing STREAM_PAUSE between lines, and
+// running on after them until Ctrl-C when STREAM_STAY is set.
 func streamProgram() int {
 	header, _ := strconv.Atoi(os.Getenv("STREAM_HEADER"))
 	for i := range header {
 		fmt.Printf("$ header %d\r\n", i+1)
 	}
 	pause, _ := time.ParseDuration(os.Getenv("STREAM_PAUSE"))
-	if _, err := tea.NewProgram(streamModel{pause: pause}).Run(); err != nil {
+	m := streamModel{pause: pause, stay: os.Getenv("STREAM_STAY") != ""}
+	if _, err := tea.NewProgram(m).Run(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

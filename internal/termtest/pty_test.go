@@ -50,6 +50,7 @@ func TestPTYInputAndEcho(t *testing.T) {
 	if err != nil || d < 0 {
 		t.Fatalf("echo %v, %v", d, err)
 	}
+	t.Logf("the terminal's echo through the pty: %v", d)
 	// The echo is looked for after the write only.
 	end, _, err := p.Expect(t.Context(), 0, "hello")
 	if err != nil || end != len("hello") {
@@ -166,5 +167,28 @@ func TestEchoLatencies(t *testing.T) {
 	cancel()
 	if _, err := tm.Echo(ctx, "z", func(string) bool { return false }); !errors.Is(err, ErrNotSeen) {
 		t.Errorf("cancelled echo: %v", err)
+	}
+}
+
+// TestEchoWhileStreaming measures typing into the inline bubbletea program
+// while it streams lines above its live region, as the interactive
+// terminal's benchmarks will: figures logged, not asserted.
+func TestEchoWhileStreaming(t *testing.T) {
+	cmd := helperCmd("stream", "STREAM_PAUSE=5ms", "STREAM_STAY=1")
+	tm := Start(t, Options{Command: cmd.Args, Env: cmd.Env, Cols: 80, Rows: 24})
+	tm.WaitText("streaming ")
+	ds, err := tm.EchoLatencies(t.Context(), "> ", "abcdefghij")
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := tm.Screen()
+	t.Logf("echo into bubbletea while it streams: %v", Percentiles(ds))
+	if len(ds) != 10 || !strings.Contains(screen, "> abcdefghij") {
+		t.Errorf("%d latencies; the screen:\n%s", len(ds), Framed(screen))
+	}
+	tm.WaitText("streaming 200/200 > abcdefghij")
+	tm.Keys("C-c")
+	if e := tm.WaitExit(); e != (Exit{}) {
+		t.Errorf("exit %+v", e)
 	}
 }
