@@ -45,6 +45,7 @@ const (
 
 // Event is one clear-screen or write above the live region.
 type Event struct {
+	// Kind is what happened.
 	Kind EventKind
 	// Offset is the byte offset of the sequence or text in the recording.
 	Offset int

@@ -11,9 +11,12 @@ import (
 // The benchmark anchor's answer: 2,000 chunks "wNNNN ", a blank line after
 // every 50th, streamed 5 ms apart.
 const (
-	AnchorChunks     = 2000
+	// AnchorChunks is the number of chunks of the anchor's answer.
+	AnchorChunks = 2000
+	// AnchorBlankEvery is how many chunks make a paragraph of it.
 	AnchorBlankEvery = 50
-	AnchorDelay      = 5 * time.Millisecond
+	// AnchorDelay is the pause before each of its chunks.
+	AnchorDelay = 5 * time.Millisecond
 )
 
 // WordChunks returns n chunks "w0000 ", "w0001 ", …; every blankEvery-th

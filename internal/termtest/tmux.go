@@ -322,7 +322,8 @@ func (tm *Term) WaitText(substr string) string {
 type Exit struct {
 	// Code is the exit status, or -1 when a signal ended the command.
 	Code int
-	// Signal is the signal that ended the command, or 0.
+	// Signal is the signal that ended the command, or 0 (also when tmux,
+	// older than 3.3, does not say which).
 	Signal int
 }
 
@@ -338,6 +339,11 @@ func (tm *Term) Exited() (Exit, bool) {
 		return Exit{}, false
 	}
 	if f[1] == "" && f[2] == "" {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", tm.pid)); err != nil {
+			// Reaped without a status: a signal, on a tmux older than
+			// 3.3, which has no pane_dead_signal.
+			return Exit{Code: -1}, true
+		}
 		// tmux marks the pane dead when its terminal closes, which can be
 		// before it has reaped the process: until then neither the status
 		// nor the signal is known, and the command has not ended as far
