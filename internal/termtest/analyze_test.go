@@ -20,47 +20,66 @@ func screenOf(rows int, lines ...string) string {
 	return b.String()
 }
 
+// screenCases are byte strings and the screen a 4-row terminal shows for
+// them.
+var screenCases = []struct {
+	name string
+	cols int
+	in   string
+	want []string // the first rows
+}{
+	{"text and CRLF", 10, "hello\r\nworld", []string{"hello", "world"}},
+	{"LF keeps the column", 10, "ab\ncd", []string{"ab", "  cd"}},
+	{"wrap at the margin", 4, "abcdef", []string{"abcd", "ef"}},
+	{"pending wrap: CR cancels it", 4, "abcd\rX", []string{"Xbcd"}},
+	{"no autowrap overwrites the last column", 4, "\x1b[?7labcdef\x1b[?7h", []string{"abcf"}},
+	{"wide characters", 5, "a世界b", []string{"a世界", "b"}},
+	{"CUP and erase to the end of line", 10, "0123456789\x1b[1;4H\x1b[K", []string{"012"}},
+	{"erase to the start of line", 10, "0123456789\x1b[1;4H\x1b[1K", []string{"    456789"}},
+	{"erase characters", 10, "0123456789\x1b[1;3H\x1b[3X", []string{"01   56789"}},
+	{"relative moves", 10, "a\x1b[2Bb\x1b[1Ac\x1b[3Dd\x1b[2Ce", []string{"a", "d ce", " b"}},
+	{"CHA, VPA, HPA", 10, "\x1b[3Gx\x1b[2dy\x1b[1`z", []string{"  x", "z  y"}},
+	{"CNL and CPL", 10, "ab\x1b[2Ec\x1b[Fd", []string{"ab", "d", "c"}},
+	{"insert and delete characters", 10, "abcdef\x1b[1;3H\x1b[2@XY\x1b[1;2H\x1b[1P", []string{"aXYcdef"}},
+	{"insert mode", 10, "abc\x1b[1;2H\x1b[4hXY\x1b[4l", []string{"aXYbc"}},
+	{"insert and delete lines", 10, "1\r\n2\r\n3\r\n4\x1b[2;1H\x1b[L\x1b[4;1H\x1b[M", []string{"1", "", "2", ""}},
+	{"scroll off the top", 10, "1\r\n2\r\n3\r\n4\r\n5", []string{"2", "3", "4", "5"}},
+	{"scroll region", 10, "1\r\n2\r\n3\r\n4\x1b[2;3r\x1b[3;1H\nx\x1b[r", []string{"1", "3", "x", "4"}},
+	{"scroll up and down", 10, "1\r\n2\r\n3\r\n4\x1b[1S\x1b[2T", []string{"", "", "2", "3"}},
+	{"reverse index at the top", 10, "1\r\n2\x1b[H\x1bMx", []string{"x", "1", "2"}},
+	{"save and restore the cursor", 10, "ab\x1b7\r\ncd\x1b8e\x1b[s\x1b[4;1Hf\x1b[ug", []string{"abeg", "cd", "", "f"}},
+	{"tabs", 20, "a\tb\tc\x1b[Zd\t\tx", []string{"a       b       d  x"}},
+	// tmux ignores CHT (CSI I); xterm moves to the next tab stops.
+	{"forward tabs (xterm)", 20, "a\x1b[2Ib\x1b[9Ic", []string{"a               b  c"}},
+	{"repeat", 10, "ab\x1b[3b", []string{"abbbb"}},
+	{"erase below", 10, "111\r\n222\r\n333\x1b[2;2H\x1b[J", []string{"111", "2"}},
+	{"erase above", 10, "111\r\n222\r\n333\x1b[2;2H\x1b[1J", []string{"", "  2", "333"}},
+	{"erase the screen", 10, "111\r\n222\x1b[2J", []string{}},
+	{"alternate screen", 10, "main\x1b[?1049halt\x1b[?1049l!", []string{"main!"}},
+	{"private and string sequences draw nothing", 10, "a\x1b[>1u\x1b[?2026$p\x1b]0;title\x07\x1b[2 qb\x1b[?u\x1bPx\x1b\\c", []string{"abc"}},
+	{"SGR and charset selection draw nothing", 10, "\x1b[1;31ma\x1b[m\x1b(Bb", []string{"ab"}},
+}
+
 func TestAnalyzeScreenModel(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cols int
-		in   string
-		want []string // the first rows of a 4-row screen
-	}{
-		{"text and CRLF", 10, "hello\r\nworld", []string{"hello", "world"}},
-		{"LF keeps the column", 10, "ab\ncd", []string{"ab", "  cd"}},
-		{"wrap at the margin", 4, "abcdef", []string{"abcd", "ef"}},
-		{"pending wrap: CR cancels it", 4, "abcd\rX", []string{"Xbcd"}},
-		{"no autowrap overwrites the last column", 4, "\x1b[?7labcdef\x1b[?7h", []string{"abcf"}},
-		{"wide characters", 5, "a世界b", []string{"a世界", "b"}},
-		{"CUP and erase to the end of line", 10, "0123456789\x1b[1;4H\x1b[K", []string{"012"}},
-		{"erase to the start of line", 10, "0123456789\x1b[1;4H\x1b[1K", []string{"    456789"}},
-		{"erase characters", 10, "0123456789\x1b[1;3H\x1b[3X", []string{"01   56789"}},
-		{"relative moves", 10, "a\x1b[2Bb\x1b[1Ac\x1b[3Dd\x1b[2Ce", []string{"a", "d ce", " b"}},
-		{"CHA, VPA, HPA", 10, "\x1b[3Gx\x1b[2dy\x1b[1`z", []string{"  x", "z  y"}},
-		{"CNL and CPL", 10, "ab\x1b[2Ec\x1b[Fd", []string{"ab", "d", "c"}},
-		{"insert and delete characters", 10, "abcdef\x1b[1;3H\x1b[2@XY\x1b[1;2H\x1b[1P", []string{"aXYcdef"}},
-		{"insert mode", 10, "abc\x1b[1;2H\x1b[4hXY\x1b[4l", []string{"aXYbc"}},
-		{"insert and delete lines", 10, "1\r\n2\r\n3\r\n4\x1b[2;1H\x1b[L\x1b[4;1H\x1b[M", []string{"1", "", "2", ""}},
-		{"scroll off the top", 10, "1\r\n2\r\n3\r\n4\r\n5", []string{"2", "3", "4", "5"}},
-		{"scroll region", 10, "1\r\n2\r\n3\r\n4\x1b[2;3r\x1b[3;1H\nx\x1b[r", []string{"1", "3", "x", "4"}},
-		{"scroll up and down", 10, "1\r\n2\r\n3\r\n4\x1b[1S\x1b[2T", []string{"", "", "2", "3"}},
-		{"reverse index at the top", 10, "1\r\n2\x1b[H\x1bMx", []string{"x", "1", "2"}},
-		{"save and restore the cursor", 10, "ab\x1b7\r\ncd\x1b8e\x1b[s\x1b[4;1Hf\x1b[ug", []string{"abeg", "cd", "", "f"}},
-		{"tabs", 20, "a\tb\x1b[2Ic\x1b[Zd", []string{"a       b       d  c"}},
-		{"repeat", 10, "ab\x1b[3b", []string{"abbbb"}},
-		{"erase below", 10, "111\r\n222\r\n333\x1b[2;2H\x1b[J", []string{"111", "2"}},
-		{"erase above", 10, "111\r\n222\r\n333\x1b[2;2H\x1b[1J", []string{"", "  2", "333"}},
-		{"erase the screen", 10, "111\r\n222\x1b[2J", []string{}},
-		{"alternate screen", 10, "main\x1b[?1049halt\x1b[?1049l!", []string{"main!"}},
-		{"private and string sequences draw nothing", 10, "a\x1b[>1u\x1b[?2026$p\x1b]0;title\x07\x1b[2 qb\x1b[?u\x1bPx\x1b\\c", []string{"abc"}},
-		{"SGR and charset selection draw nothing", 10, "\x1b[1;31ma\x1b[m\x1b(Bb", []string{"ab"}},
-	} {
+	for _, tc := range screenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Analyze(RecordingOf(tc.cols, 4, []byte(tc.in)), AnalyzeOptions{})
 			if want := screenOf(4, tc.want...); r.Final != want {
 				t.Errorf("screen:\n%s\nwant:\n%s", Framed(r.Final), Framed(want))
 			}
+		})
+	}
+}
+
+// TestScreenModelMatchesTmux replays the model's cases in tmux, a real
+// terminal emulator: it must show the same screens.
+func TestScreenModelMatchesTmux(t *testing.T) {
+	for _, tc := range screenCases {
+		if strings.HasSuffix(tc.name, "(xterm)") {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			replayInTmux(t, RecordingOf(tc.cols, 4, []byte(tc.in)), screenOf(4, tc.want...))
 		})
 	}
 }
