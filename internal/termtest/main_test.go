@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 		os.Exit(streamProgram())
 	case "redraw":
 		os.Exit(redrawProgram())
+	case "orphan":
+		os.Exit(orphanProgram())
 	default:
 		fmt.Fprintf(os.Stderr, "unknown helper %q\n", os.Getenv(helperEnv))
 		os.Exit(2)
@@ -121,4 +123,32 @@ func redrawProgram() int {
 	}
 	fmt.Print("done\r\n")
 	return 0
+}
+
+// helperTB is the little of testing.TB that Start needs, for a helper
+// process without a test: failures end the process.
+type helperTB struct {
+	testing.TB
+	cleanups []func()
+}
+
+func (*helperTB) Helper() {}
+
+func (h *helperTB) Cleanup(f func()) { h.cleanups = append(h.cleanups, f) }
+
+func (*helperTB) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(1)
+}
+
+func (h *helperTB) Fatal(args ...any) { h.Fatalf("%s", fmt.Sprint(args...)) }
+
+func (h *helperTB) Skipf(format string, args ...any) { h.Fatalf(format, args...) }
+
+// orphanProgram starts a tmux terminal running sleep, prints the server's
+// and the command's pids, and waits to be killed: its cleanups never run.
+func orphanProgram() int {
+	tm := Start(&helperTB{}, Options{Command: []string{"sleep", "1000"}, Env: []string{"PATH=" + os.Getenv("PATH")}})
+	fmt.Printf("%d %d\n", tm.server, tm.PID())
+	select {}
 }

@@ -117,6 +117,7 @@ func Start(t testing.TB, opts Options) *Term {
 	if tm.timeout <= 0 {
 		tm.timeout = DefaultTimeout
 	}
+	server := tm.startServer()
 	t.Cleanup(func() {
 		// A command still running is killed with its process group (tmux
 		// made it a session leader) while it is surely tmux's child; then
@@ -128,6 +129,9 @@ func Start(t testing.TB, opts Options) *Term {
 			}
 		}
 		_, _ = tm.run("kill-server")
+		if server != nil {
+			server.stop()
+		}
 		_ = os.RemoveAll(dir)
 	})
 	argv := opts.Command
@@ -169,6 +173,78 @@ func Start(t testing.TB, opts Options) *Term {
 		t.Fatalf("termtest: tmux new-session printed %q: %v", out, err)
 	}
 	return tm
+}
+
+// foreground is a tmux server running as this process's child.
+type foreground struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// startServer starts the tmux server in the foreground (-D, tmux 3.2 and
+// later) as a child that the kernel kills if the test binary dies, which a
+// -timeout panic does without running cleanups. It returns nil, leaving
+// the first command to start a daemon, with an older tmux.
+func (tm *Term) startServer() *foreground {
+	tm.t.Helper()
+	out, err := exec.Command(tm.tmux, "-V").Output()
+	if err != nil || !foregroundCapable(string(out)) {
+		return nil
+	}
+	cmd := exec.Command(tm.tmux, "-u", "-D", "-S", tm.sock, "-f", "/dev/null")
+	cmd.Env = tm.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		tm.t.Fatalf("termtest: starting the tmux server: %v", err)
+	}
+	fg := &foreground{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait() // killed or told to exit; its status says nothing
+		close(fg.exited)
+	}()
+	deadline := time.Now().Add(tm.timeout)
+	for {
+		if _, err := os.Stat(tm.sock); err == nil {
+			return fg
+		}
+		select {
+		case <-fg.exited:
+			tm.t.Fatalf("termtest: the tmux server exited at start: %s", strings.TrimSpace(errb.String()))
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			fg.stop()
+			tm.t.Fatalf("termtest: the tmux server made no socket within %v", tm.timeout)
+		}
+	}
+}
+
+// stop waits for the server to exit after kill-server, killing it if it
+// does not.
+func (fg *foreground) stop() {
+	select {
+	case <-fg.exited:
+		return
+	case <-time.After(5 * time.Second):
+	}
+	_ = fg.cmd.Process.Kill()
+	<-fg.exited
+}
+
+// foregroundCapable reports whether tmux -V names a version of 3.2 or later.
+func foregroundCapable(version string) bool {
+	v := strings.TrimPrefix(strings.TrimSpace(version), "tmux ")
+	v = strings.TrimPrefix(v, "next-")
+	major, rest, ok := strings.Cut(v, ".")
+	if !ok {
+		return false
+	}
+	minor := strings.TrimRightFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	return err1 == nil && err2 == nil && (ma > 3 || ma == 3 && mi >= 2)
 }
 
 // lookTmux finds tmux, skipping t without it, or failing it under CI.

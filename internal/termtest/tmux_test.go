@@ -231,3 +231,52 @@ func TestNoTmux(t *testing.T) {
 		}
 	})
 }
+
+// TestTmuxDiesWithTestBinary: a test binary killed before its cleanups
+// run, as go test's -timeout does, takes its tmux server and the command
+// with it.
+func TestTmuxDiesWithTestBinary(t *testing.T) {
+	out, err := exec.Command(lookTmux(t), "-V").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !foregroundCapable(string(out)) {
+		t.Skipf("%s runs its server as a daemon (-D came in 3.2)", strings.TrimSpace(string(out)))
+	}
+	// The helper's socket directory, which its cleanups would remove,
+	// goes in the test's.
+	cmd := helperCmd("orphan", "TMPDIR="+t.TempDir())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var server, pane int
+	if _, err := fmt.Fscan(stdout, &server, &pane); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("reading the helper's pids: %v", err)
+	}
+	if !proctest.Running(server) || !proctest.Running(pane) {
+		t.Fatalf("server %d or command %d is not running", server, pane)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	proctest.Eventually(t, "the tmux server and its command to die with the test binary", func() bool {
+		return !proctest.Running(server) && !proctest.Running(pane)
+	})
+}
+
+func TestForegroundCapable(t *testing.T) {
+	for v, want := range map[string]bool{
+		"tmux 3.3a\n": true, "tmux 3.2": true, "tmux 3.4": true, "tmux next-3.6": true, "tmux 4.0": true,
+		"tmux 3.1c": false, "tmux 2.9a": false, "tmux master": false, "": false,
+	} {
+		if got := foregroundCapable(v); got != want {
+			t.Errorf("foregroundCapable(%q) = %v", v, got)
+		}
+	}
+}
