@@ -88,8 +88,10 @@ type Term struct {
 
 // Start starts a tmux server on a private socket, with no configuration
 // file, the status line off and remain-on-exit on, holding one session of
-// opts.Cols×opts.Rows that runs opts.Command. The server is killed at the
-// end of the test. Without tmux the test is skipped, or failed under CI.
+// opts.Cols×opts.Rows that runs opts.Command. The command and the server
+// are killed at the end of the test; with tmux 3.2 or later the server also
+// dies with the test binary if it is killed first. Without tmux the test
+// is skipped, or failed under CI.
 func Start(t testing.TB, opts Options) *Term {
 	t.Helper()
 	if len(opts.Command) == 0 {
