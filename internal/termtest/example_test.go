@@ -11,8 +11,8 @@ import (
 )
 
 // An end-to-end test drives a program on a terminal of its own: agentry's
-// binary, built as package e2e's TestMain builds it, with the fake Gemini
-// server streaming an answer.
+// interactive session, its binary built as package e2e's TestMain builds
+// it, with the fake Gemini server streaming an answer.
 func ExampleStart() {
 	testAnswer := func(t *testing.T, binary string) {
 		srv := fakegemini.New(t)
@@ -26,11 +26,11 @@ func ExampleStart() {
 			Dir:  t.TempDir(),
 			Cols: 120, Rows: 40,
 		})
-		tm.WaitText(">")
+		tm.WaitText("Type your message")
 		tm.Type("count to 200")
 		tm.Keys("Enter")
 		tm.WaitText("w0199")
-		tm.Keys("C-d")
+		tm.Keys("C-d") // exit, on the empty prompt
 		if e := tm.WaitExit(); e.Code != 0 {
 			t.Errorf("exit %+v", e)
 		}
