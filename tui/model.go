@@ -48,19 +48,17 @@ func realEffects() effects {
 		after: func(d time.Duration, msg tea.Msg) tea.Cmd {
 			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
 		},
-		// Bubble Tea's renderer prints above the frame it last drew;
-		// before its first frame (a few frame periods after the start) it
-		// takes the whole screen for the frame and a print lands at the
-		// top of the screen. There is no event for the first frame, so the
-		// first print waits a time that covers it.
+		// Run replaces it with a wait for the renderer's first frame (see
+		// frameMarker); without Run, prints may start a few frame periods
+		// after the start.
 		ready: func() tea.Cmd {
 			return tea.Tick(firstFrame, func(time.Time) tea.Msg { return printReadyMsg{} })
 		},
 	}
 }
 
-// firstFrame is how long after the start the renderer has surely drawn
-// its first frame: six frame periods at Bubble Tea's 60 frames a second.
+// firstFrame is when prints may start outside Run: six frame periods at
+// Bubble Tea's 60 frames a second.
 const firstFrame = 100 * time.Millisecond
 
 // printReadyMsg lets prints start.

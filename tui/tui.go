@@ -113,7 +113,9 @@ type Config struct {
 	// the model. Nil sends the prompt as typed.
 	Expand func(ctx context.Context, input string) ([]runtime.ContentPart, error)
 	// Shell runs a `!` command, streaming its output to out, and returns
-	// the text the model gets with the next prompt. Nil disables `!`.
+	// the text the model gets with the next prompt, kept even with an
+	// error (context.Canceled: the user cancelled the command, which the
+	// terminal shows). Nil disables `!`.
 	Shell func(ctx context.Context, command string, out func(chunk string)) (historyText string, err error)
 	// Complete returns Tab's candidates for the input's last token.
 	Complete func(input string) []string
@@ -182,8 +184,21 @@ func Run(ctx context.Context, cfg Config) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	out, drawn := watchOutput(out)
 	mb := newMailbox()
 	m := newModel(ctx, cfg, mb, profile)
+	m.fx.ready = func() tea.Cmd {
+		return func() tea.Msg {
+			t := time.NewTimer(frameFallback)
+			defer t.Stop()
+			select {
+			case <-drawn:
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			return printReadyMsg{}
+		}
+	}
 	if cfg.History != nil {
 		m.hist.stored = cfg.History.Entries()
 	}

@@ -226,6 +226,10 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 			if err != nil {
 				return "", err
 			}
+			if res.Cancelled {
+				// The terminal says so; the model still learns what ran.
+				return res.HistoryText(command), context.Canceled
+			}
 			return res.HistoryText(command), nil
 		},
 		Complete: completer{ws: ws, commands: func() []complete.Command { return completeCommands(reg.Commands()) }}.candidates,
