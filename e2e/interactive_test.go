@@ -236,3 +236,36 @@ func TestInteractiveCommandsAndResume(t *testing.T) {
 		t.Errorf("the rewound answer came back:\n%s", screen)
 	}
 }
+
+// TestInteractiveAbortAndTerminate: Esc stops an answer under way and the
+// session takes the next prompt; SIGTERM ends agentry cleanly, exit 0,
+// with the conversation stored for -r.
+func TestInteractiveAbortAndTerminate(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.Enqueue(termtest.WordStep(2000, 50, 5*time.Millisecond), fakegemini.Text("The second answer."))
+	e := newEnv(t)
+	e.geminiEnv(srv)
+	tm := e.interactive("-m", "gemini-2.5-flash")
+	send(tm, "count slowly")
+	tm.WaitText("w0010")
+	tm.Keys("Escape")
+	tm.WaitFor("the answer cancelled and the prompt back", func(s string) bool {
+		return strings.Contains(s, "Request cancelled.") && strings.Contains(s, promptReady)
+	})
+	if strings.Contains(tm.Scrollback(), "w1999") {
+		t.Fatalf("the answer ran to its end:\n%s", tm.Scrollback())
+	}
+	send(tm, "again")
+	tm.WaitText("The second answer.")
+	tm.WaitText(promptReady)
+	if err := syscall.Kill(tm.PID(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if ex := tm.WaitExit(); ex != (termtest.Exit{}) {
+		t.Fatalf("SIGTERM: exit %+v:\n%s", ex, termtest.Framed(tm.Screen()))
+	}
+	r := e.run("", "sessions", "list")
+	if r.code != 0 || !strings.Contains(r.stdout, "count slowly") {
+		t.Errorf("the session is not stored: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

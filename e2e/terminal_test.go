@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -132,18 +134,18 @@ func interactive(tb testing.TB, step fakegemini.Step) *termtest.PTY {
 }
 
 // TestTerminalInteractiveAnswer: agentry's interactive session starts and
-// streams a 200-chunk answer without clearing the screen and without
+// streams a 500-delta answer without clearing the screen and without
 // touching what is above its live region (8 rows at most: the spinner, the
 // paragraph being written, the input box and the footer; 10 allowed), the
 // shell's line included. (Started on the first row of an empty screen, its
 // redraws erase below from the first row, which the analyser counts as
 // clear-screens: hence the shell's line.)
 func TestTerminalInteractiveAnswer(t *testing.T) {
-	p := interactive(t, termtest.WordStep(200, 50, time.Millisecond))
+	p := interactive(t, termtest.WordStep(500, 50, time.Millisecond))
 	p.Type("count\r")
-	p.WaitOutput("w0199")
+	p.WaitOutput("w0499")
 	rec := p.Recording()
-	r := termtest.Analyze(rec, termtest.AnalyzeOptions{LiveRows: 10, To: rec.Index(0, "w0199")})
+	r := termtest.Analyze(rec, termtest.AnalyzeOptions{LiveRows: 10, To: rec.Index(0, "w0499")})
 	t.Logf("from the start to the answer's last word: %s", r)
 	if r.ClearScreens != 0 || r.AboveLive != 0 {
 		t.Errorf("the session redrew the screen: %s", r)
@@ -165,10 +167,13 @@ func TestTerminalInteractiveAnswer(t *testing.T) {
 func BenchmarkTerminalInteractiveAnchor(b *testing.B) {
 	var ready, first, last []time.Duration
 	var r termtest.Report
-	var peak int64
+	var peak, idle int64
 	for b.Loop() {
 		p := interactive(b, termtest.AnchorStep())
 		ready = append(ready, p.WaitOutput("Type your message"))
+		if m, err := termtest.ReadMemory(p.PID()); err == nil {
+			idle = max(idle, m.Current)
+		}
 		typed := time.Duration(0)
 		if rec := p.Recording(); len(rec.Chunks) > 0 {
 			typed = rec.Chunks[len(rec.Chunks)-1].At
@@ -189,6 +194,7 @@ func BenchmarkTerminalInteractiveAnchor(b *testing.B) {
 	b.ReportMetric(float64(r.ClearScreens), "clear-screens")
 	b.ReportMetric(float64(r.AboveLive), "above-live")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
+	b.ReportMetric(float64(idle)/(1<<20), "idle-RSS-MB")
 }
 
 // BenchmarkTerminalInteractiveEcho types into agentry's interactive
@@ -220,4 +226,47 @@ func BenchmarkTerminalInteractiveEcho(b *testing.B) {
 	b.ReportMetric(float64(q.P50.Microseconds())/1000, "echo-p50-ms")
 	b.ReportMetric(float64(q.P90.Microseconds())/1000, "echo-p90-ms")
 	b.ReportMetric(float64(q.P99.Microseconds())/1000, "echo-p99-ms")
+}
+
+// BenchmarkTerminalResume resumes a stored session of 1,000 messages (500
+// prompts and their answers, made by headless runs) in the interactive
+// session on a 120×40 pty, and reports the time to the prompt, the time
+// until the whole conversation is printed, the bytes written for it and
+// the peak RSS.
+func BenchmarkTerminalResume(b *testing.B) {
+	e := &env{home: b.TempDir(), ws: b.TempDir(), vars: []string{"PATH=" + os.Getenv("PATH"), "TERM=xterm-256color"}}
+	replay := filepath.Join(b.TempDir(), "answer.jsonl")
+	line := `{"method":"generateContentStream","response":[{"candidates":[{"content":{"role":"model","parts":[{"text":"An answer of a few words, as a model gives them, with a second sentence."}]},"finishReason":"STOP"}]}]}`
+	if err := os.WriteFile(replay, []byte(line+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const prompts = 500
+	for i := range prompts {
+		args := []string{"run", "-m", "replay:" + replay, "-p", fmt.Sprintf("prompt number %d, asking about the code", i)}
+		if i > 0 {
+			args = append(args, "-r", "latest")
+		}
+		c := e.cmd(args...)
+		if out, err := c.CombinedOutput(); err != nil {
+			b.Fatalf("run %d: %v\n%s", i, err, out)
+		}
+	}
+	last := fmt.Sprintf("prompt number %d,", prompts-1)
+	var ready, printed []time.Duration
+	var bytes int
+	var peak int64
+	for b.Loop() {
+		c := e.cmd()
+		c.Path, c.Args = binary, []string{binary, "-r", "latest", "-m", "replay:" + replay}
+		p := termtest.StartPTY(b, c, 120, 40)
+		ready = append(ready, p.WaitOutput("Type your message"))
+		printed = append(printed, p.WaitOutput(last))
+		bytes = p.Recording().Len()
+		p.Type("\x04")
+		peak = max(peak, termtest.PeakRSS(p.WaitExit()))
+	}
+	b.ReportMetric(float64(termtest.Percentiles(ready).P50.Microseconds())/1000, "ready-ms")
+	b.ReportMetric(float64(termtest.Percentiles(printed).P50.Microseconds())/1000, "printed-ms")
+	b.ReportMetric(float64(bytes)/(1<<10), "KiB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MB")
 }
