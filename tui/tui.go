@@ -158,6 +158,9 @@ type Config struct {
 // ErrNoSession reports a Config without a Session.
 var ErrNoSession = errors.New("tui: no session")
 
+// frameRate is the renderer's frames a second.
+const frameRate = 120
+
 // Run runs the terminal until the user quits or ctx ends, and restores the
 // terminal in both cases. It returns nil then, and an error only when the
 // terminal could not be run.
@@ -208,6 +211,9 @@ func Run(ctx context.Context, cfg Config) error {
 		tea.WithOutput(out),
 		tea.WithEnvironment(env),
 		tea.WithColorProfile(profile),
+		// A key shows within one frame: at 120 frames a second the wait
+		// for the next one is half of Bubble Tea's default 60.
+		tea.WithFPS(frameRate),
 	}
 	if cfg.Input != nil {
 		opts = append(opts, tea.WithInput(cfg.Input))
