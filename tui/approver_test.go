@@ -159,6 +159,10 @@ func TestApproverConcurrentRequestsAndCancellation(t *testing.T) {
 		}
 	}
 	u.halt()
+	// The loop may have stopped before it read the last messages (the
+	// cancelled request's withdrawal, pushed before its Approve
+	// returned): they are read here, after it.
+	u.m.Update(wakeMsg{})
 	if len(u.m.approvals) != 0 || u.m.dialog.a != nil {
 		t.Errorf("%d requests left in the queue", len(u.m.approvals))
 	}
