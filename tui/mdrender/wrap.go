@@ -68,8 +68,10 @@ type wrapper struct {
 	width int
 
 	lines   []string
-	line    []span // the line being filled
-	lineW   int
+	line    strings.Builder // the line being filled: its closed runs
+	run     strings.Builder // the line's last run of one style
+	runSt   style
+	lineW   int    // the width of line and run
 	word    []span // the word being read
 	wordW   int
 	space   bool // a space precedes word
@@ -95,14 +97,14 @@ func (th *theme) wrap(spans []span, width int) []string {
 			if rest[i] == '\n' {
 				w.endLine()
 				w.space = false
-			} else if w.lineW > 0 || len(w.line) > 0 {
+			} else if w.lineW > 0 {
 				w.space, w.spaceSt = true, s.st
 			}
 			rest = rest[i+1:]
 		}
 	}
 	w.flushWord()
-	if len(w.line) > 0 {
+	if w.lineW > 0 {
 		w.endLine()
 	}
 	for len(w.lines) > 0 && w.lines[len(w.lines)-1] == "" {
@@ -169,23 +171,30 @@ func (w *wrapper) put(text string, st style, tw int) {
 	if tw < 0 {
 		tw = cellWidth(text)
 	}
-	if n := len(w.line); n > 0 && w.line[n-1].st == st {
-		w.line[n-1].text += text
-	} else {
-		w.line = append(w.line, span{text: text, st: st})
+	if st != w.runSt && w.run.Len() > 0 {
+		w.closeRun()
 	}
+	w.runSt = st
+	w.run.WriteString(text)
 	w.lineW += tw
 }
 
-// endLine renders the line and starts the next.
+// closeRun renders the last run onto the line.
+func (w *wrapper) closeRun() {
+	g := w.th.style(w.runSt)
+	w.line.WriteString(g.open)
+	w.line.WriteString(w.run.String())
+	w.line.WriteString(g.close)
+	w.run.Reset()
+}
+
+// endLine renders the line and starts the next. A line never ends with a
+// space: a space is put only before a word.
 func (w *wrapper) endLine() {
-	var b strings.Builder
-	for i, s := range w.line {
-		if i == len(w.line)-1 {
-			s.text = strings.TrimRight(s.text, " ")
-		}
-		b.WriteString(w.th.style(s.st).render(s.text))
+	if w.run.Len() > 0 {
+		w.closeRun()
 	}
-	w.lines = append(w.lines, b.String())
-	w.line, w.lineW = w.line[:0], 0
+	w.lines = append(w.lines, w.line.String())
+	w.line.Reset()
+	w.lineW = 0
 }
