@@ -1,16 +1,16 @@
 package tui
 
 import (
-	"charm.land/glamour/v2"
+	"github.com/agentry-dev/agentry/tui/mdrender"
 )
 
-// markdown renders Markdown with glamour at a width, remembering the last
-// rendering of the live block so a frame whose block did not change costs
-// nothing.
+// markdown renders Markdown with mdrender at a width, remembering the
+// last rendering of the live block so a frame whose block did not change
+// costs nothing.
 type markdown struct {
 	width int
 	style string
-	r     *glamour.TermRenderer
+	r     *mdrender.Renderer
 
 	lastIn, lastOut string
 }
@@ -24,26 +24,18 @@ func (md *markdown) setup(width int, style string) {
 	if md.r != nil && md.width == width && md.style == style {
 		return
 	}
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(width))
-	if err != nil {
-		// The built-in styles always load; keep the old renderer if not.
-		return
-	}
-	md.r, md.width, md.style = r, width, style
+	md.r = mdrender.New(mdrender.Options{Width: width, Style: style})
+	md.width, md.style = width, style
 	md.lastIn, md.lastOut = "", ""
 }
 
-// render renders a block, trimmed of glamour's padding. Text it cannot
-// render is shown as it is.
+// render renders a block: lines after a two-column margin, without blank
+// lines before or after.
 func (md *markdown) render(text string) string {
 	if md.r == nil {
 		md.setup(80, "dark")
 	}
-	out, err := md.r.Render(text)
-	if err != nil {
-		return wrap(text, md.width)
-	}
-	return trimRendered(out)
+	return md.r.Render(text)
 }
 
 // renderLive renders the live block, from the cache when it is unchanged.

@@ -145,47 +145,6 @@ func (t *termBuf) tail(n int) (string, int) {
 	return lastLines(s, n)
 }
 
-// trimRendered removes what glamour pads a rendering with: blank lines
-// before and after, and trailing spaces (styled or not) on every line.
-func trimRendered(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = trimRightStyled(l)
-	}
-	start, end := 0, len(lines)
-	for start < end && xansi.Strip(lines[start]) == "" {
-		start++
-	}
-	for end > start && xansi.Strip(lines[end-1]) == "" {
-		end--
-	}
-	return strings.Join(lines[start:end], "\n")
-}
-
-// trimRightStyled drops trailing spaces and the SGR sequences between
-// them, and ends the line with a reset if it had any styling.
-func trimRightStyled(l string) string {
-	if !strings.ContainsRune(l, 0x1b) {
-		return strings.TrimRight(l, " ")
-	}
-	end := len(l)
-	for end > 0 {
-		switch {
-		case l[end-1] == ' ':
-			end--
-		case l[end-1] == 'm':
-			i := strings.LastIndex(l[:end], "\x1b[")
-			if i < 0 || strings.Trim(l[i+2:end-1], "0123456789;:") != "" {
-				return l[:end] + "\x1b[m"
-			}
-			end = i
-		default:
-			return l[:end] + "\x1b[m"
-		}
-	}
-	return ""
-}
-
 // truncate cuts s to width cells with an ellipsis.
 func truncate(s string, width int) string {
 	if width <= 0 {
