@@ -207,10 +207,10 @@ func TestInteractiveCommandsAndResume(t *testing.T) {
 	tm.WaitText("The workspace holds notes.txt.")
 	tm.WaitText(promptReady)
 	send(tm, "/stats")
-	screen := tm.WaitText("Tool calls: 1")
-	if !strings.Contains(screen, "list_directory") {
-		t.Errorf("/stats does not name the tool:\n%s", termtest.Framed(screen))
-	}
+	// The output is printed a few rows at a time: wait for all of it.
+	tm.WaitFor("/stats with the tool call", func(s string) bool {
+		return strings.Contains(s, "Tool calls: 1") && strings.Contains(s, "- list_directory: 1") && strings.Contains(s, promptReady)
+	})
 	send(tm, "and now?")
 	tm.WaitText("A second answer.")
 	tm.WaitText(promptReady)
@@ -229,7 +229,7 @@ func TestInteractiveCommandsAndResume(t *testing.T) {
 	}
 
 	tm = e.interactive("-r", "latest", "-m", "replay:"+replay)
-	screen = tm.WaitFor("the earlier conversation", func(s string) bool {
+	screen := tm.WaitFor("the earlier conversation", func(s string) bool {
 		return strings.Contains(s, "what is here?") && strings.Contains(s, "The workspace holds notes.txt.")
 	})
 	if strings.Contains(screen, "A second answer.") {
