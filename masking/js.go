@@ -15,3 +15,14 @@ func PrettyJSON(v any) string { return string(appendJSON(nil, v, true)) }
 // TrimJS is JavaScript's String.prototype.trim: U+FEFF is white space to
 // it, U+0085 is not.
 func TrimJS(s string) string { return jsTrim(s) }
+
+// UTF16Len is JavaScript's s.length: the length of s in UTF-16 code units
+// (an invalid UTF-8 byte counts as one U+FFFD).
+func UTF16Len(s string) int { return utf16Len(s) }
+
+// UTF16Head is JavaScript's s.slice(0, n), with a surrogate pair cut in half
+// written as U+FFFD, as Node writes a lone surrogate.
+func UTF16Head(s string, n int) string { return utf16Head(s, n) }
+
+// IsJSSpace reports whether r is white space to JavaScript's trim.
+func IsJSSpace(r rune) bool { return jsSpace(r) }

@@ -21,11 +21,11 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentry-dev/agentry/internal/ansi"
 	"github.com/agentry-dev/agentry/internal/safefs"
 	"github.com/agentry-dev/agentry/internal/shellexec"
+	"github.com/agentry-dev/agentry/masking"
 )
 
 const (
@@ -162,7 +162,7 @@ type Result struct {
 // an error only when the command did not run: it is empty (ErrEmpty), ctx
 // had ended already, or it could not be started.
 func (r *Runner) Run(ctx context.Context, command string, out func(chunk string)) (Result, error) {
-	script := trimJS(command)
+	script := masking.TrimJS(command)
 	if script == "" {
 		return Result{}, ErrEmpty
 	}
@@ -216,7 +216,7 @@ func (r *Runner) Run(ctx context.Context, command string, out func(chunk string)
 		res.Output, res.Truncated = c.text()
 	}
 	if b, err := safefs.ReadFile(pwdFile, maxPwdBytes); err == nil {
-		res.Dir = trimJS(string(b))
+		res.Dir = masking.TrimJS(string(b))
 		res.DirChanged = res.Dir != "" && !sameDir(res.Dir, r.dir)
 	}
 	return res, nil
@@ -267,8 +267,8 @@ func (r Result) HistoryText(command string) string {
 		main = "WARNING: shell mode is stateless; the directory change to '" + r.Dir + "' will not persist.\n\n" + main
 	}
 	// Output beyond what r holds makes the whole longer than the limit.
-	if r.Truncated || utf16Len(main) > OutputLimit {
-		main = utf16Head(main, OutputLimit) + "\n... (truncated)"
+	if r.Truncated || masking.UTF16Len(main) > OutputLimit {
+		main = masking.UTF16Head(main, OutputLimit) + "\n... (truncated)"
 	}
 	return "I ran the following shell command:\n```sh\n" + escapeFences(command) +
 		"\n```\n\nThis produced the following result:\n```\n" + escapeFences(main) + "\n```"
@@ -330,60 +330,12 @@ func (c *capture) text() (string, bool) {
 		// The cut may fall inside a character; what follows the head is
 		// not white space to trim.
 		s = strings.TrimRight(s, "\uFFFD")
-		s = strings.TrimLeftFunc(s, jsSpace)
+		s = strings.TrimLeftFunc(s, masking.IsJSSpace)
 	} else {
-		s = trimJS(s)
+		s = masking.TrimJS(s)
 	}
-	if utf16Len(s) > OutputLimit {
-		return utf16Head(s, OutputLimit), true
+	if masking.UTF16Len(s) > OutputLimit {
+		return masking.UTF16Head(s, OutputLimit), true
 	}
 	return s, c.more
-}
-
-// gemini-cli measures and cuts text in UTF-16 code units, and trims the
-// way JavaScript trims. (Package masking has the same measures; it is not
-// imported for three small functions.)
-
-// jsSpace reports whether r is white space to String.prototype.trim.
-func jsSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0xA0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
-}
-
-// trimJS is JavaScript's s.trim().
-func trimJS(s string) string { return strings.TrimFunc(s, jsSpace) }
-
-// utf16Len is JavaScript's s.length.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		n++
-		if r >= 0x10000 {
-			n++
-		}
-	}
-	return n
-}
-
-// utf16Head is JavaScript's s.substring(0, n); a surrogate pair cut in
-// half leaves U+FFFD, as Node writes a lone surrogate.
-func utf16Head(s string, n int) string {
-	u := 0
-	for i, r := range s {
-		w := 1
-		if r >= 0x10000 {
-			w = 2
-		}
-		if u+w > n {
-			if u < n {
-				return s[:i] + string(utf8.RuneError)
-			}
-			return s[:i]
-		}
-		u += w
-	}
-	return s
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentry-dev/agentry/internal/safefs"
+	"github.com/agentry-dev/agentry/internal/utf8cut"
 )
 
 // Limits of read_file and read_many_files, gemini-cli's values.
@@ -129,7 +130,7 @@ func isBinary(b []byte) bool {
 		return true
 	}
 	// The sample may end inside a multi-byte character.
-	trimmed := b[:len(b)-incompleteUTF8Tail(b)]
+	trimmed := b[:len(b)-utf8cut.IncompleteTail(b)]
 	if utf8.Valid(trimmed) {
 		return false
 	}
@@ -145,33 +146,6 @@ func isBinary(b []byte) bool {
 		i += size
 	}
 	return suspicious*10 > len(trimmed)
-}
-
-// incompleteUTF8Tail returns how many bytes at the end of b begin a UTF-8
-// sequence that b does not complete.
-func incompleteUTF8Tail(b []byte) int {
-	for i := 1; i <= 3 && i <= len(b); i++ {
-		c := b[len(b)-i]
-		if c < 0x80 {
-			return 0
-		}
-		if utf8.RuneStart(c) {
-			need := 0
-			switch {
-			case c&0xE0 == 0xC0:
-				need = 2
-			case c&0xF0 == 0xE0:
-				need = 3
-			case c&0xF8 == 0xF0:
-				need = 4
-			}
-			if need > i {
-				return i
-			}
-			return 0
-		}
-	}
-	return 0
 }
 
 // bom describes a Unicode byte order mark.

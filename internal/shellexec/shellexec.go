@@ -18,10 +18,10 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentry-dev/agentry/internal/childproc"
 	"github.com/agentry-dev/agentry/internal/envredact"
+	"github.com/agentry-dev/agentry/internal/utf8cut"
 )
 
 // DefaultShell is the shell a Spec without one runs, looked up in PATH as
@@ -253,7 +253,7 @@ func read(r *os.File, stderr bool, chunks chan<- Chunk) {
 		n, err := r.Read(buf)
 		if n > 0 {
 			data := append(pending, buf[:n]...)
-			cut := len(data) - incompleteTail(data)
+			cut := len(data) - utf8cut.IncompleteTail(data)
 			if cut > 0 {
 				chunks <- Chunk{Stderr: stderr, Text: string(data[:cut])}
 			}
@@ -266,32 +266,4 @@ func read(r *os.File, stderr bool, chunks chan<- Chunk) {
 	if len(pending) > 0 {
 		chunks <- Chunk{Stderr: stderr, Text: string(pending)}
 	}
-}
-
-// incompleteTail returns how many bytes at the end of b begin a UTF-8
-// sequence that b does not complete.
-func incompleteTail(b []byte) int {
-	for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
-		c := b[len(b)-i]
-		if c < utf8.RuneSelf {
-			return 0
-		}
-		if !utf8.RuneStart(c) {
-			continue
-		}
-		need := 0
-		switch {
-		case c&0xE0 == 0xC0:
-			need = 2
-		case c&0xF0 == 0xE0:
-			need = 3
-		case c&0xF8 == 0xF0:
-			need = 4
-		}
-		if need > i {
-			return i
-		}
-		return 0
-	}
-	return 0
 }

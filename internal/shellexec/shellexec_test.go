@@ -165,10 +165,6 @@ func TestRunesWhole(t *testing.T) {
 	if got.String() != s {
 		t.Errorf("got %q", got.String())
 	}
-	// A sequence the input never completes is passed on at the end.
-	if n := incompleteTail([]byte("a\xe2\x82")); n != 2 {
-		t.Errorf("incompleteTail = %d", n)
-	}
 }
 
 var pids = regexp.MustCompile(`shell=(\d+) child=(\d+)`)
