@@ -112,48 +112,44 @@ func TestRunEndsWithContext(t *testing.T) {
 	}
 }
 
+// TestRunColours: an error is coloured on a colour terminal (so that the
+// NO_COLOR cases prove something), and not under NO_COLOR with any
+// non-empty value (colorprofile alone takes only booleans).
 func TestRunColours(t *testing.T) {
-	s := newTestSession()
-	s.sent = make(chan struct{}, 1)
-	s.scripts = [][]runtime.Event{{{Type: runtime.EventError, Error: &runtime.ErrorData{Message: "boom", Fatal: true}}, endEv(runtime.EndFailed)}}
-	cfg := testConfig(s)
-	cfg.Env = append(cfg.Env, "TTY_FORCE=1")
-	pw, out, errc := runTerminal(t.Context(), cfg)
-	seen := out.wait("boom")
-	io.WriteString(pw, "hi\r")
-	<-s.sent
-	<-seen
-	io.WriteString(pw, "/quit\r")
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if !hasColour(out.String()) {
-		t.Error("no colours without NO_COLOR: the NO_COLOR test proves nothing")
+	for _, tc := range []struct {
+		env     string
+		colours bool
+	}{
+		{"", true},
+		{"NO_COLOR=yes", false},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			s := newTestSession()
+			s.sent = make(chan struct{}, 1)
+			s.scripts = [][]runtime.Event{{{Type: runtime.EventError, Error: &runtime.ErrorData{Message: "boom", Fatal: true}}, endEv(runtime.EndFailed)}}
+			cfg := testConfig(s)
+			cfg.Env = append(cfg.Env, "TTY_FORCE=1")
+			if tc.env != "" {
+				cfg.Env = append(cfg.Env, tc.env)
+			}
+			pw, out, errc := runTerminal(t.Context(), cfg)
+			seen := out.wait("boom")
+			io.WriteString(pw, "hi\r")
+			<-s.sent
+			<-seen
+			io.WriteString(pw, "/quit\r")
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			if got := hasColour(out.String()); got != tc.colours {
+				t.Errorf("colours %v, want %v: %q", got, tc.colours, out.String())
+			}
+		})
 	}
 }
 
 func TestRunNeedsSession(t *testing.T) {
 	if err := Run(t.Context(), Config{}); !errors.Is(err, ErrNoSession) {
 		t.Errorf("err = %v", err)
-	}
-}
-
-func TestRunNoColorAnyValue(t *testing.T) {
-	s := newTestSession()
-	s.sent = make(chan struct{}, 1)
-	s.scripts = [][]runtime.Event{{{Type: runtime.EventError, Error: &runtime.ErrorData{Message: "boom", Fatal: true}}, endEv(runtime.EndFailed)}}
-	cfg := testConfig(s)
-	cfg.Env = append(cfg.Env, "TTY_FORCE=1", "NO_COLOR=yes") // not a boolean: colorprofile alone keeps colours
-	pw, out, errc := runTerminal(t.Context(), cfg)
-	seen := out.wait("boom")
-	io.WriteString(pw, "hi\r")
-	<-s.sent
-	<-seen
-	io.WriteString(pw, "/quit\r")
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
-	if hasColour(out.String()) {
-		t.Errorf("colours under NO_COLOR=yes: %q", out.String())
 	}
 }
