@@ -312,24 +312,28 @@ func (m *model) rewindPicker(msg messagesMsg) tea.Cmd {
 		return m.setNotice("Cannot read the conversation: "+msg.err.Error(), true)
 	}
 	var items []pickItem
+	prompts := map[string]string{}
 	for _, x := range msg.msgs {
 		if x.Role != "user" {
 			continue
 		}
 		items = append(items, pickItem{id: x.ID, label: oneLine(sanitize(x.Text)), detail: timeLabel(x.Time)})
+		prompts[x.ID] = sanitize(x.Text)
 	}
 	if len(items) == 0 {
 		return m.setNotice("Nothing to rewind to.", false)
 	}
-	m.picker = &picker{title: "Rewind to before which prompt?", items: items, sel: len(items) - 1, onPick: m.rewindTo}
+	m.picker = &picker{title: "Rewind to before which prompt?", items: items, sel: len(items) - 1,
+		onPick: func(id string) tea.Cmd { return m.rewindTo(id, prompts[id]) }}
 	return nil
 }
 
-func (m *model) rewindTo(id string) tea.Cmd {
+// rewindTo rewinds to before message id; its prompt goes back into the
+// input box, as in gemini-cli.
+func (m *model) rewindTo(id, prompt string) tea.Cmd {
 	rw, ctx := m.cfg.Rewind, m.ctx
 	return func() tea.Msg {
-		text, err := rw(ctx, id)
-		return rewoundMsg{text: text, err: err}
+		return rewoundMsg{text: prompt, err: rw(ctx, id)}
 	}
 }
 

@@ -571,9 +571,9 @@ func TestRewindPicker(t *testing.T) {
 		}, nil
 	}
 	var rewound string
-	cfg.Rewind = func(_ context.Context, id string) (string, error) {
+	cfg.Rewind = func(_ context.Context, id string) error {
 		rewound = id
-		return "first prompt", nil
+		return nil
 	}
 	h := newHarness(t, cfg, 80, 24)
 	h.submit("/rewind")

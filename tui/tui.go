@@ -125,9 +125,9 @@ type Config struct {
 	// is printed at start and after /resume, and /rewind lists its user
 	// messages.
 	Messages func(ctx context.Context) ([]Message, error)
-	// Rewind rewinds the conversation to before the message; the text it
-	// returns is put back into the input box.
-	Rewind func(ctx context.Context, messageID string) (string, error)
+	// Rewind rewinds the conversation to before the message; the
+	// message's text goes back into the input box.
+	Rewind func(ctx context.Context, messageID string) error
 	// Sessions lists the stored sessions for /resume.
 	Sessions func(ctx context.Context) ([]SessionInfo, error)
 	// Switch makes the session with the id current (/resume ID), or a

@@ -236,23 +236,9 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 		Messages: func(ctx context.Context) ([]tui.Message, error) {
 			return storedMessages(ctx, store, cur.get().ID())
 		},
-		Rewind: func(ctx context.Context, messageID string) (string, error) {
-			// The rewound prompt goes back into the input box, as in
-			// gemini-cli.
-			msgs, err := storedMessages(ctx, store, cur.get().ID())
-			if err != nil {
-				return "", err
-			}
-			var prompt string
-			for _, m := range msgs {
-				if m.ID == messageID {
-					prompt = m.Text
-				}
-			}
-			if _, err := cur.get().Rewind(ctx, messageID); err != nil {
-				return "", err
-			}
-			return prompt, nil
+		Rewind: func(ctx context.Context, messageID string) error {
+			_, err := cur.get().Rewind(ctx, messageID)
+			return err
 		},
 		Sessions: func(ctx context.Context) ([]tui.SessionInfo, error) {
 			return storedSessions(ctx, store, settings.Workspace)
