@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/agents/remote"
@@ -1048,8 +1047,7 @@ type batchProgress struct {
 }
 
 func newBatchProgress(w io.Writer) *batchProgress {
-	f, ok := w.(*os.File)
-	return &batchProgress{w: w, enabled: ok && term.IsTerminal(int(f.Fd())), start: time.Now(), now: time.Now}
+	return &batchProgress{w: w, enabled: isTerminal(w), start: time.Now(), now: time.Now}
 }
 
 // skip counts a line --resume skipped.

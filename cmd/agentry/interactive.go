@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -37,7 +38,8 @@ const (
 	stdinPiped
 )
 
-func stdinOf(in any) stdinKind {
+// stdinOf says what kind of stdin in is.
+func stdinOf(in io.Reader) stdinKind {
 	f, ok := in.(*os.File)
 	if !ok {
 		if in == nil {
@@ -58,7 +60,8 @@ func stdinOf(in any) stdinKind {
 	return stdinOther
 }
 
-func isTerminal(w any) bool {
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/term"
 
 	"github.com/agentry-dev/agentry/agents/remote"
 	"github.com/agentry-dev/agentry/compose"
@@ -308,7 +307,7 @@ func readStdin(in io.Reader, havePrompt bool) (string, error) {
 	if in == nil {
 		return "", nil
 	}
-	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if stdinOf(in) == stdinTerminal {
 		return "", nil
 	}
 	r := bufio.NewReader(io.LimitReader(in, maxStdinBytes+1))

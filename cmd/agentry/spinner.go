@@ -3,11 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -25,8 +22,7 @@ type spinner struct {
 }
 
 func newSpinner(w io.Writer) *spinner {
-	f, ok := w.(*os.File)
-	return &spinner{w: w, enabled: ok && term.IsTerminal(int(f.Fd()))}
+	return &spinner{w: w, enabled: isTerminal(w)}
 }
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
