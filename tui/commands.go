@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -60,14 +61,29 @@ type rewoundMsg struct {
 	err  error
 }
 
-// builtins are the terminal's own commands, for /help.
+// builtins are the terminal's own commands, for /help and Builtins.
 var builtins = []Command{
-	{Name: "help", Description: "Show the commands and keys"},
-	{Name: "clear", Description: "Start a new session and clear the screen"},
+	{Name: "help", Aliases: []string{"?"}, Description: "Show the commands and keys"},
+	{Name: "clear", Aliases: []string{"new"}, Description: "Start a new session and clear the screen (also /new)"},
 	{Name: "copy", Description: "Copy the last answer to the clipboard"},
 	{Name: "resume", Description: "Resume a stored session (no ID: pick one)", Args: "[ID]"},
 	{Name: "rewind", Description: "Rewind the conversation to before a prompt you pick"},
-	{Name: "quit", Description: "Exit agentry (also /exit)"},
+	{Name: "quit", Aliases: []string{"exit"}, Description: "Exit agentry (also /exit)"},
+}
+
+// Builtins lists the commands the terminal runs itself, whatever
+// Config.Commands holds (for a driver's Tab completion).
+func Builtins() []Command { return slices.Clone(builtins) }
+
+// builtinName is the name of the terminal's own command that name (or an
+// alias of it) calls; name itself when it calls none.
+func builtinName(name string) string {
+	for _, c := range builtins {
+		if slices.Contains(c.Aliases, name) {
+			return c.Name
+		}
+	}
+	return name
 }
 
 // keysHelp are the keys /help lists.
@@ -90,12 +106,12 @@ var keysHelp = [][2]string{
 func (m *model) runCommand(typed, line string) tea.Cmd {
 	name, rest, _ := strings.Cut(strings.TrimSpace(line[1:]), " ")
 	rest = strings.TrimSpace(rest)
-	switch name {
-	case "help", "?":
+	switch name = builtinName(name); name {
+	case "help":
 		m.printUser(typed)
 		m.println(m.helpText())
 		return nil
-	case "quit", "exit":
+	case "quit":
 		return m.quit()
 	case "copy":
 		if m.lastAnswer == "" {

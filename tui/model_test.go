@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -558,6 +559,30 @@ func TestClearSwitchesAndClears(t *testing.T) {
 	}
 	if h.m.session != next || !strings.Contains(h.view(), "session 9999aaaa") {
 		t.Errorf("footer:\n%s", h.view())
+	}
+	h.submit("/new") // gemini-cli's alias
+	if len(ids) != 2 || ids[1] != "" || h.clears != 2 {
+		t.Fatalf("/new: ids %q, clears %d", ids, h.clears)
+	}
+}
+
+// TestBuiltins: Builtins lists the terminal's own commands with their
+// aliases, and a copy: a driver cannot change them.
+func TestBuiltins(t *testing.T) {
+	b := Builtins()
+	names := map[string][]string{}
+	for _, c := range b {
+		names[c.Name] = c.Aliases
+	}
+	for name, aliases := range map[string][]string{"clear": {"new"}, "quit": {"exit"}, "help": {"?"}, "copy": nil, "resume": nil, "rewind": nil} {
+		got, ok := names[name]
+		if !ok || !slices.Equal(got, aliases) {
+			t.Errorf("/%s: present %v, aliases %q, want %q", name, ok, got, aliases)
+		}
+	}
+	b[0].Name = "changed"
+	if Builtins()[0].Name == "changed" {
+		t.Error("Builtins returns the terminal's own table")
 	}
 }
 

@@ -48,6 +48,8 @@ type Session interface {
 type Command struct {
 	// Name is the command's name without the slash.
 	Name string
+	// Aliases are other names it answers to, without the slash.
+	Aliases []string
 	// Description is one line of help.
 	Description string
 	// Args names the arguments, as help shows them ("<tag>", "[--delete]").

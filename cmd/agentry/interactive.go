@@ -359,21 +359,13 @@ func tuiCommands(cs []commands.Command) []tui.Command {
 	return out
 }
 
-// terminalCommands are the terminal's own commands, for Tab: the
-// terminal runs them itself.
-var terminalCommands = []complete.Command{
-	{Name: "help", Description: "Show the commands and keys"},
-	{Name: "clear", AltNames: []string{"new"}, Description: "Start a new session and clear the screen"},
-	{Name: "copy", Description: "Copy the last answer to the clipboard"},
-	{Name: "resume", Description: "Resume a stored session", Args: true},
-	{Name: "rewind", Description: "Rewind the conversation to before a prompt you pick"},
-	{Name: "quit", AltNames: []string{"exit"}, Description: "Exit agentry"},
-}
-
 // completeCommands lists every command for Tab: the terminal's own and
 // the registry's.
 func completeCommands(cs []commands.Command) []complete.Command {
-	out := append([]complete.Command(nil), terminalCommands...)
+	var out []complete.Command
+	for _, c := range tui.Builtins() {
+		out = append(out, complete.Command{Name: c.Name, AltNames: c.Aliases, Description: c.Description, Args: c.Args != ""})
+	}
 	var conv func(c commands.Command) complete.Command
 	conv = func(c commands.Command) complete.Command {
 		cc := complete.Command{Name: c.Name, AltNames: c.Aliases, Description: c.Description, Args: len(c.Arguments) > 0}
