@@ -126,6 +126,7 @@ func TestSanitize(t *testing.T) {
 		"tab\there":              "tab    here",
 		"bell\x07 nul\x00":       "bell nul",
 		"crlf\r\nline":           "crlf\nline",
+		"c1\u009b31mcsi\u0085":   "c131mcsi", // 8-bit CSI and NEL
 	} {
 		if got := sanitize(in); got != want {
 			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)

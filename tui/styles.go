@@ -3,7 +3,6 @@ package tui
 import (
 	"bytes"
 	"strings"
-	"unicode"
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/colorprofile"
@@ -64,33 +63,7 @@ func downsample(p colorprofile.Profile, s string) string {
 // sanitize makes text from the model, a tool or a file safe to show:
 // terminal escape sequences and control characters go (a reply or a file
 // must not rewrite the user's terminal), tabs become four spaces.
-func sanitize(s string) string {
-	s = ansi.Strip(s)
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if b := s[i]; b < 0x20 && b != '\n' || b == 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteRune(r)
-		case r == '\t':
-			b.WriteString("    ")
-		case r == 0x7f || r < 0x20 || unicode.Is(unicode.Cc, r):
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+func sanitize(s string) string { return ansi.DropControls(ansi.Strip(s)) }
 
 // termBuf keeps the tail of a process's output as a terminal would show
 // it: escape sequences and control characters dropped, a carriage return

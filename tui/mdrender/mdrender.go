@@ -21,6 +21,8 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
+
+	"github.com/agentry-dev/agentry/internal/ansi"
 )
 
 // Layout of a rendering.
@@ -220,7 +222,7 @@ func (rd *rendering) code(n ast.Node) []string {
 	out := make([]string, 0, lines.Len())
 	for i := 0; i < lines.Len(); i++ {
 		seg := lines.At(i)
-		l := strings.TrimRight(cleanText(string(seg.Value(rd.src))), " \n")
+		l := strings.TrimRight(ansi.DropControls(string(seg.Value(rd.src))), " \n")
 		if seg.Padding > 0 {
 			l = strings.Repeat(" ", seg.Padding) + l
 		}
@@ -361,7 +363,7 @@ func (rd *rendering) inline(spans []span, n ast.Node, st style) []span {
 	case *ast.Link:
 		start := len(spans)
 		spans = append(spans, rd.inlines(n, st|sLink)...)
-		dest := cleanText(string(n.Destination))
+		dest := ansi.DropControls(string(n.Destination))
 		if dest != "" && dest != spansText(spans[start:]) {
 			spans = append(spans, span{text: " ", st: st}, span{text: dest, st: st | sURL})
 		}
@@ -370,7 +372,7 @@ func (rd *rendering) inline(spans []span, n ast.Node, st style) []span {
 	case *ast.Image:
 		spans = append(spans, span{text: "[", st: st})
 		spans = append(spans, rd.inlines(n, st)...)
-		spans = append(spans, span{text: "](", st: st}, span{text: cleanText(string(n.Destination)), st: st | sURL}, span{text: ")", st: st})
+		spans = append(spans, span{text: "](", st: st}, span{text: ansi.DropControls(string(n.Destination)), st: st | sURL}, span{text: ")", st: st})
 	case *ast.RawHTML:
 		for i := 0; i < n.Segments.Len(); i++ {
 			seg := n.Segments.At(i)

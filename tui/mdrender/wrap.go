@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/agentry-dev/agentry/internal/ansi"
 )
 
 // span is a run of text in one style. A "\n" in it is a hard line break.
@@ -15,40 +17,11 @@ type span struct {
 
 // appendText appends text, cleaned of controls, as a span.
 func appendText(spans []span, text string, st style) []span {
-	text = cleanText(text)
+	text = ansi.DropControls(text)
 	if text == "" {
 		return spans
 	}
 	return append(spans, span{text: text, st: st})
-}
-
-// cleanText drops what a terminal would take as a control: C0 controls
-// but "\n" (a tab becomes four spaces), DEL and the C1 controls.
-func cleanText(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\n' || c == 0x7f || c == 0xc2 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteString("    ")
-		case r < 0x20 || r >= 0x7f && r <= 0x9f:
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // cellWidth is the cells text takes in a terminal.
