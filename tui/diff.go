@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	udiff "github.com/aymanbagabas/go-udiff"
+	"github.com/agentry-dev/agentry/tools"
 )
 
 // maxDiffBytes bounds the text diffed for display: a diff of larger files
@@ -23,7 +23,7 @@ func renderDiff(st styles, path, before, after string, width, maxLines int) stri
 	}
 	before, after = sanitize(before), sanitize(after)
 	name := filepath.Base(path)
-	d := udiff.Unified("a/"+name, "b/"+name, before, after)
+	d := tools.UnifiedDiff(name, before, after)
 	if d == "" {
 		return st.dim.Render("(no changes)")
 	}
