@@ -71,7 +71,7 @@ func startUI(t *testing.T, ap *Approver, skip string, answer rune) *ui {
 	if err := ap.attach(mb); err != nil {
 		t.Fatal(err)
 	}
-	u.m = newModel(t.Context(), testConfig(newTestSession()), mb, colorprofile.ANSI)
+	u.m = newModel(t.Context(), testConfig(newTestSession()), mb, colorprofile.ANSI, nil)
 	u.m.fx.print = func(string) tea.Cmd { return nil }
 	u.m.fx.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	u.m.printing = false

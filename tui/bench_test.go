@@ -18,7 +18,7 @@ import (
 func streamingModel(b *testing.B, size int) (*model, []string) {
 	b.Helper()
 	cfg := testConfig(newTestSession())
-	m := newModel(b.Context(), cfg, newMailbox(), colorprofile.ANSI)
+	m := newModel(b.Context(), cfg, newMailbox(), colorprofile.ANSI, nil)
 	m.fx.print = func(string) tea.Cmd { m.printing = false; return nil }
 	m.fx.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})

@@ -2,10 +2,13 @@ package tui
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"sync"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 )
 
 // frameMarker is in every first frame: the input box's top-left corner
@@ -49,6 +52,21 @@ type watchedFile struct {
 
 // Write implements io.Writer.
 func (f watchedFile) Write(p []byte) (int, error) { return f.watch.Write(p) }
+
+// waitFirstFrame delivers printReadyMsg once drawn closes, or after
+// frameFallback, or when ctx ends.
+func waitFirstFrame(ctx context.Context, drawn <-chan struct{}) tea.Cmd {
+	return func() tea.Msg {
+		t := time.NewTimer(frameFallback)
+		defer t.Stop()
+		select {
+		case <-drawn:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		return printReadyMsg{}
+	}
+}
 
 // watchOutput wraps out so that drawn closes with the first frame.
 func watchOutput(out io.Writer) (io.Writer, <-chan struct{}) {

@@ -133,7 +133,7 @@ func newHarness(t *testing.T, cfg Config, w, h int) *harness {
 	if s, ok := cfg.Session.(*fakeSession); ok {
 		hs.sess = s
 	}
-	m := newModel(t.Context(), cfg, newMailbox(), colorprofile.ANSI)
+	m := newModel(t.Context(), cfg, newMailbox(), colorprofile.ANSI, nil)
 	m.fx = effects{
 		print:     func(text string) tea.Cmd { return func() tea.Msg { return testPrintMsg{text} } },
 		clear:     func() tea.Cmd { return func() tea.Msg { return testClearMsg{} } },

@@ -32,7 +32,9 @@ type effects struct {
 	ready func() tea.Cmd
 }
 
-func realEffects() effects {
+// realEffects are the effects of a running program; drawn closes when its
+// first frame is on the terminal (watchOutput).
+func realEffects(ctx context.Context, drawn <-chan struct{}) effects {
 	return effects{
 		print: func(text string) tea.Cmd {
 			return tea.Sequence(tea.Println(text), func() tea.Msg { return printedMsg{} })
@@ -48,18 +50,10 @@ func realEffects() effects {
 		after: func(d time.Duration, msg tea.Msg) tea.Cmd {
 			return tea.Tick(d, func(time.Time) tea.Msg { return msg })
 		},
-		// Run replaces it with a wait for the renderer's first frame (see
-		// frameMarker); without Run, prints may start a few frame periods
-		// after the start.
-		ready: func() tea.Cmd {
-			return tea.Tick(firstFrame, func(time.Time) tea.Msg { return printReadyMsg{} })
-		},
+		// Prints wait for the renderer's first frame: see frameMarker.
+		ready: func() tea.Cmd { return waitFirstFrame(ctx, drawn) },
 	}
 }
-
-// firstFrame is when prints may start outside Run: six frame periods at
-// Bubble Tea's 60 frames a second.
-const firstFrame = 100 * time.Millisecond
 
 // printReadyMsg lets prints start.
 type printReadyMsg struct{}
@@ -143,14 +137,14 @@ type model struct {
 	quitting       bool
 }
 
-func newModel(ctx context.Context, cfg Config, mb *mailbox, profile colorprofile.Profile) *model {
+func newModel(ctx context.Context, cfg Config, mb *mailbox, profile colorprofile.Profile, drawn <-chan struct{}) *model {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	m := &model{
 		ctx:     ctx,
 		cfg:     cfg,
-		fx:      realEffects(),
+		fx:      realEffects(ctx, drawn),
 		mb:      mb,
 		session: cfg.Session,
 		profile: profile,

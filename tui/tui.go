@@ -191,19 +191,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer cancel()
 	out, drawn := watchOutput(out)
 	mb := newMailbox()
-	m := newModel(ctx, cfg, mb, profile)
-	m.fx.ready = func() tea.Cmd {
-		return func() tea.Msg {
-			t := time.NewTimer(frameFallback)
-			defer t.Stop()
-			select {
-			case <-drawn:
-			case <-t.C:
-			case <-ctx.Done():
-			}
-			return printReadyMsg{}
-		}
-	}
+	m := newModel(ctx, cfg, mb, profile, drawn)
 	if cfg.History != nil {
 		m.hist.stored = cfg.History.Entries()
 	}
