@@ -44,6 +44,18 @@ type Session interface {
 	Model() string
 }
 
+// Turn is a turn the terminal did not start.
+type Turn struct {
+	// StreamID is the session stream answering the prompt, followed with
+	// Session.Stream.
+	StreamID string
+	// Origin names the sender, shown before the prompt as "[Origin]":
+	// "A2A", "A2A vscode".
+	Origin string
+	// Text is the prompt as sent.
+	Text string
+}
+
 // Command describes a slash command for /help and completion.
 type Command struct {
 	// Name is the command's name without the slash.
@@ -141,6 +153,12 @@ type Config struct {
 	// Editor is the external editor command ($VISUAL or $EDITOR); "" makes
 	// "Modify with external editor" say none is available.
 	Editor string
+	// Turns delivers the turns others start on the session (nil: none):
+	// prompts from A2A clients of a served session, or, under agentry
+	// attach, from anyone but this terminal. The terminal prints each
+	// prompt marked with its origin and shows its stream as it shows its
+	// own turns, after the turn under way, in the order they come.
+	Turns <-chan Turn
 	// InitialPrompt is sent at start (agentry -i); the terminal stays.
 	InitialPrompt string
 	// Input and Output are the terminal; nil means stdin and stdout.
