@@ -397,11 +397,60 @@ func (g *Guard) isPublic(r *http.Request) bool {
 // Token refusals. They say what was wrong without echoing what was sent: a
 // wrong token may be a near miss of the real one.
 const (
-	msgMissingToken = `missing bearer token: send the server's token in an "Authorization: Bearer <token>" header (tokens in the URL are not accepted)`
-	msgNotBearer    = `the Authorization header does not use the Bearer scheme: send "Authorization: Bearer <token>"`
-	msgManyAuth     = "more than one Authorization header"
-	msgWrongToken   = "invalid bearer token"
+	msgMissingToken   = `missing bearer token: send the server's token in an "Authorization: Bearer <token>" header (tokens in the URL are not accepted)`
+	msgNotBearer      = `the Authorization header does not use the Bearer scheme: send "Authorization: Bearer <token>"`
+	msgManyAuth       = "more than one Authorization header"
+	msgWrongToken     = "invalid bearer token"
+	msgTokenInURL     = "a token in the URL is not accepted (URLs end up in logs and browser history): send it in an \"Authorization: Bearer <token>\" header, or, from a browser's WebSocket, as the subprotocol " + BearerSubprotocolPrefix + "<base64url token>"
+	msgMissingWSToken = `missing bearer token: send the server's token in an "Authorization: Bearer <token>" header, or, from a browser's WebSocket, offer the subprotocol ` + BearerSubprotocolPrefix + "<token base64url-encoded without padding> beside a2a.v1"
 )
+
+// BearerSubprotocolPrefix starts the WebSocket subprotocol entry that
+// carries the bearer token for clients that cannot set headers on a
+// WebSocket handshake (browsers): the prefix, then the token
+// base64url-encoded without padding, as Kubernetes carries its bearer
+// tokens. The server never selects the entry, so it is not echoed.
+const BearerSubprotocolPrefix = "a2a.bearer."
+
+// SubprotocolToken returns the token a WebSocket handshake carries in a
+// Sec-WebSocket-Protocol entry (BearerSubprotocolPrefix); ok is false when
+// there is none or it does not decode.
+func SubprotocolToken(h http.Header) (token string, ok bool) {
+	for _, v := range h.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(v, ",") {
+			enc, found := strings.CutPrefix(strings.TrimSpace(p), BearerSubprotocolPrefix)
+			if !found {
+				continue
+			}
+			b, err := base64.RawURLEncoding.DecodeString(enc)
+			if err != nil || len(b) == 0 {
+				return "", false
+			}
+			return string(b), true
+		}
+	}
+	return "", false
+}
+
+// isWebSocket reports whether r asks to upgrade to a WebSocket.
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+// urlToken reports whether the request's query names a credential: it is
+// refused rather than ignored, so that whoever put it there learns to stop.
+func urlToken(r *http.Request) bool {
+	if r.URL == nil || r.URL.RawQuery == "" {
+		return false
+	}
+	for k := range r.URL.Query() {
+		switch strings.ToLower(k) {
+		case "token", "access_token", "bearer", "authorization", "auth", "apikey", "api_key", "key":
+			return true
+		}
+	}
+	return false
+}
 
 // checkToken accepts only "Authorization: Bearer <token>" (scheme in any
 // case). Query parameters and cookies are ignored on purpose: URLs end up
@@ -415,9 +464,20 @@ func (g *Guard) checkToken(r *http.Request) (refusal, bool) {
 			challenge: challenge,
 		}, false
 	}
+	if urlToken(r) {
+		return unauth(msgTokenInURL, bearerChallenge+`, error="invalid_request"`)
+	}
 	vals := r.Header.Values("Authorization")
+	if len(vals) == 0 && isWebSocket(r) {
+		if cred, ok := SubprotocolToken(r.Header); ok {
+			vals = []string{"Bearer " + cred}
+		}
+	}
 	switch len(vals) {
 	case 0:
+		if isWebSocket(r) {
+			return unauth(msgMissingWSToken, bearerChallenge)
+		}
 		return unauth(msgMissingToken, bearerChallenge)
 	case 1:
 	default:

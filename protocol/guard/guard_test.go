@@ -140,7 +140,33 @@ func TestWrap(t *testing.T) {
 		{name: "bare token", headers: map[string]string{"Authorization": testToken}, wantStatus: 401, wantInError: "Bearer scheme"},
 		{
 			name: "token in query string", target: "/a2a?token=" + testToken + "&access_token=" + testToken,
+			wantStatus: 401, wantInError: "token in the URL is not accepted",
+		},
+		{name: "token in the query string with a header too", target: "/a2a?access_token=x", headers: bearer, wantStatus: 401, wantInError: "token in the URL is not accepted"},
+		{name: "unrelated query parameters", target: "/ws?name=ide&lastEventId=3", headers: bearer, wantStatus: 200, wantCalled: true},
+		{
+			name: "websocket token as a subprotocol", target: "/ws",
+			headers:    map[string]string{"Upgrade": "websocket", "Sec-WebSocket-Protocol": "a2a.v1, a2a.bearer." + base64.RawURLEncoding.EncodeToString([]byte(testToken))},
+			wantStatus: 200, wantCalled: true,
+		},
+		{
+			name: "websocket wrong subprotocol token", target: "/ws",
+			headers:    map[string]string{"Upgrade": "websocket", "Sec-WebSocket-Protocol": "a2a.v1, a2a.bearer." + base64.RawURLEncoding.EncodeToString([]byte("nope"))},
+			wantStatus: 401, wantInError: "invalid bearer token",
+		},
+		{
+			name: "websocket subprotocol token not encoded", target: "/ws",
+			headers:    map[string]string{"Upgrade": "websocket", "Sec-WebSocket-Protocol": "a2a.v1, a2a.bearer.not base64!"},
+			wantStatus: 401, wantInError: "subprotocol a2a.bearer.",
+		},
+		{
+			name: "subprotocol token without an upgrade", target: "/ws",
+			headers:    map[string]string{"Sec-WebSocket-Protocol": "a2a.bearer." + base64.RawURLEncoding.EncodeToString([]byte(testToken))},
 			wantStatus: 401, wantInError: "missing bearer token",
+		},
+		{
+			name: "websocket without a token", target: "/ws", headers: map[string]string{"Upgrade": "websocket"},
+			wantStatus: 401, wantInError: "subprotocol a2a.bearer.",
 		},
 		{name: "public path without token", target: cardPath, wantStatus: 200, wantCalled: true},
 		{name: "public path HEAD without token", method: http.MethodHead, target: cardPath, wantStatus: 200, wantCalled: true},
