@@ -128,6 +128,9 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
 				"context %s works in %s; a context cannot change its workspace (start a new context for %s)", c.id, c.workspace, dir))
 		}
+		if wsFrom(ctx) != nil {
+			return nil // queued as the session's next turn
+		}
 		return c.busy()
 	}
 
@@ -156,7 +159,7 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 		if hasConf {
 			if opt, done := t.answered[conf.ToolCallID]; done {
 				return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
-					"tool call %s of task %s was already answered (%s); this confirmation is a duplicate and was ignored", conf.ToolCallID, t.id, opt))
+					"tool call %s of task %s was already answered (%s)%s; this confirmation is a duplicate and was ignored", conf.ToolCallID, t.id, opt, t.by(conf.ToolCallID)))
 			}
 			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
 				"task %s is not waiting for a confirmation, and has no tool call %s awaiting one", t.id, conf.ToolCallID))
@@ -180,28 +183,30 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 		}
 		if t.accepted != nil {
 			return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
-				"tool call %s of task %s was already answered (%s); this reply is a duplicate and was ignored", want, t.id, t.accepted.outcome))
+				"tool call %s of task %s was already answered (%s) by %s; this reply is a duplicate and was ignored", want, t.id, t.accepted.outcome, t.acceptedBy))
 		}
 		t.accepted = &answer{outcome: outcome}
+		t.acceptedBy = answererFrom(ctx)
 		return nil
 	}
 	if conf.ToolCallID != want {
 		if opt, done := t.answered[conf.ToolCallID]; done {
 			return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
-				"tool call %s of task %s was already answered (%s); the task now waits for tool call %s", conf.ToolCallID, t.id, opt, want))
+				"tool call %s of task %s was already answered (%s)%s; the task now waits for tool call %s", conf.ToolCallID, t.id, opt, t.by(conf.ToolCallID), want))
 		}
 		return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
 			"task %s has no tool call %s awaiting confirmation; it waits for tool call %s", t.id, conf.ToolCallID, want))
 	}
 	if t.accepted != nil {
 		return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
-			"tool call %s of task %s was already answered (%s); this confirmation is a duplicate and was ignored", want, t.id, t.accepted.outcome))
+			"tool call %s of task %s was already answered (%s) by %s; this confirmation is a duplicate and was ignored", want, t.id, t.accepted.outcome, t.acceptedBy))
 	}
 	ans, err := t.waiting.decide(conf)
 	if err != nil {
 		return err
 	}
 	t.accepted = &ans
+	t.acceptedBy = answererFrom(ctx)
 	return nil
 }
 

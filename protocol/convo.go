@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +46,88 @@ type convo struct {
 	// evicted: the session was closed for idleness; a new convo takes
 	// the context's next task.
 	evicted bool
+	// queue holds the tasks waiting for their turn, in arrival order.
+	queue []*liveTask
+	// hub broadcasts the context's events to WebSocket clients; made by
+	// the first client (joinMu serializes joins).
+	hub    *hub
+	joinMu sync.Mutex
+	// local is the driver's own approver (the terminal), asked beside
+	// the clients; onTurn hears of turns clients start. Both set by
+	// Adopt's options.
+	local  runtime.EditingApprover
+	onTurn func(Turn)
+}
+
+// errCancelledQueued ends a task cancelled while it waited for its turn.
+var errCancelledQueued = errors.New("the task was cancelled while it waited for its turn")
+
+// claimQueued makes t the active task once the tasks ahead of it have
+// ended, in arrival order.
+func (c *convo) claimQueued(t *liveTask) error {
+	c.mu.Lock()
+	if c.evicted {
+		c.mu.Unlock()
+		return errEvicted
+	}
+	if c.active == nil && len(c.queue) == 0 {
+		c.active = t
+		c.mu.Unlock()
+		return nil
+	}
+	c.queue = append(c.queue, t)
+	c.mu.Unlock()
+	for {
+		t.mu.Lock()
+		w := t.watch()
+		t.mu.Unlock()
+		c.mu.Lock()
+		mine := c.active == t
+		c.mu.Unlock()
+		if mine {
+			t.unwatch(w)
+			return nil
+		}
+		select {
+		case <-w:
+			t.unwatch(w)
+		case <-t.unqueue:
+			t.unwatch(w)
+			c.mu.Lock()
+			if c.active == t {
+				c.mu.Unlock()
+				c.release(t)
+				return errCancelledQueued
+			}
+			if i := slices.Index(c.queue, t); i >= 0 {
+				c.queue = slices.Delete(c.queue, i, i+1)
+			}
+			c.mu.Unlock()
+			return errCancelledQueued
+		case <-c.s.ctx.Done():
+			t.unwatch(w)
+			return errors.New("the server is shutting down")
+		}
+	}
+}
+
+// currentHub returns the context's hub, or nil before any client.
+func (c *convo) currentHub() *hub {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hub
+}
+
+// announce tells the driver of a turn a client started.
+func (c *convo) announce(stream string, t *liveTask, msg *a2a.Message) {
+	if c.onTurn == nil {
+		return
+	}
+	origin := "A2A"
+	if t.origin != nil && t.origin.name != "" {
+		origin += " " + t.origin.name
+	}
+	c.onTurn(Turn{StreamID: stream, Origin: origin, Text: strings.TrimSpace(partsText(msg.Parts))})
 }
 
 // errEvicted is claim's answer on a context closed for idleness.
@@ -116,7 +200,7 @@ func (c *convo) claim(t *liveTask) error {
 func (c *convo) evictIfIdle(now time.Time, timeout time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.adopted || c.active != nil || c.idleSince.IsZero() || now.Sub(c.idleSince) <= timeout {
+	if c.adopted || c.active != nil || len(c.queue) > 0 || c.idleSince.IsZero() || now.Sub(c.idleSince) <= timeout {
 		return false
 	}
 	c.evicted = true
@@ -127,10 +211,13 @@ func (c *convo) evictIfIdle(now time.Time, timeout time.Duration) bool {
 func (c *convo) busy() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.active == nil {
-		return nil
+	switch {
+	case c.active != nil:
+		return c.busyError(c.active)
+	case len(c.queue) > 0:
+		return c.busyError(c.queue[0])
 	}
-	return c.busyError(c.active)
+	return nil
 }
 
 func (c *convo) busyError(a *liveTask) error {
@@ -153,11 +240,23 @@ func (c *convo) activePlain() bool {
 // release ends t's claim on the context.
 func (c *convo) release(t *liveTask) {
 	c.mu.Lock()
+	var next *liveTask
 	if c.active == t {
 		c.active = nil
 		c.idleSince = time.Now()
+		if len(c.queue) > 0 {
+			next = c.queue[0]
+			c.queue = slices.Delete(c.queue, 0, 1)
+			c.active = next
+			c.idleSince = time.Time{}
+		}
 	}
 	c.mu.Unlock()
+	if next != nil {
+		next.mu.Lock()
+		next.signal()
+		next.mu.Unlock()
+	}
 }
 
 // approver is a context's runtime.Approver: a call that needs the user
@@ -183,8 +282,15 @@ func (a approver) ApproveEdit(ctx context.Context, req runtime.ApprovalRequest) 
 	if a.c.s.cfg.PlainApprovals == PlainApprovalsPolicy && a.c.activePlain() {
 		return runtime.Cancel, nil, runtime.ErrNoHuman
 	}
-	ap := &approval{req: req, answer: make(chan answer, 1)}
+	ap := &approval{req: req, answer: make(chan answer, 1), parked: make(chan struct{})}
 	a.c.route("", item{approval: ap})
+	if a.c.local != nil {
+		// The driver's terminal asks too; whoever answers first wins.
+		// An answer from a client ends the terminal's dialog.
+		lctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go a.c.s.askLocal(lctx, a.c, ap)
+	}
 	select {
 	case ans := <-ap.answer:
 		return ans.outcome, ans.args, nil
@@ -194,14 +300,30 @@ func (a approver) ApproveEdit(ctx context.Context, req runtime.ApprovalRequest) 
 }
 
 // Executing reports a call starting.
-func (a approver) Executing(_ context.Context, callID string) {
+func (a approver) Executing(ctx context.Context, callID string) {
 	a.c.route("", item{executing: callID})
+	if o, ok := a.c.local.(runtime.ExecutionObserver); ok {
+		o.Executing(ctx, callID)
+	}
 }
 
 // approval is a call waiting for the client.
 type approval struct {
 	req    runtime.ApprovalRequest
 	answer chan answer
+	// task and parked are set when the call's task has parked on it
+	// (input-required published): parked is closed then.
+	task       *liveTask
+	parked     chan struct{}
+	parkedOnce sync.Once
+}
+
+// park records that t waits on the call.
+func (ap *approval) park(t *liveTask) {
+	ap.parkedOnce.Do(func() {
+		ap.task = t
+		close(ap.parked)
+	})
 }
 
 // answer is the client's decision, with the arguments to run (nil keeps

@@ -67,6 +67,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == a2asrv.WellKnownAgentCardPath:
 		h.card.ServeHTTP(w, r)
+	case r.URL.Path == WSPath:
+		h.ws(w, r)
 	case r.URL.Path == "/":
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", http.MethodPost)

@@ -158,8 +158,11 @@ type Config struct {
 	// Logger receives diagnostics; default slog.Default(). Tokens and
 	// message contents are never logged.
 	Logger *slog.Logger
-	// Now is the clock of status timestamps; default time.Now.
+	// Now is the clock of status timestamps and of WebSocket idleness;
+	// default time.Now.
 	Now func() time.Time
+	// WS sets the limits of the live session endpoint, GET /ws.
+	WS WSConfig
 }
 
 // DefaultMaxTasks is Config.MaxTasks's default.
@@ -200,6 +203,9 @@ type Server struct {
 	idleClosed map[string]string
 	live       map[a2a.TaskID]*liveTask
 	closed     bool
+
+	wsCfg          WSConfig
+	originPatterns []string
 }
 
 // New returns a Server for cfg.
@@ -268,6 +274,8 @@ func New(cfg Config) (*Server, error) {
 		cfg.PushSender = webhook.NewSender(webhook.Config{AllowPrivate: cfg.AllowPrivatePush, Logger: s.log})
 	}
 	s.cfg = cfg
+	s.wsCfg = cfg.WS.withDefaults()
+	s.originPatterns = cfg.WS.AllowedOrigins
 	s.card = s.agentCard()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	base := a2asrv.NewHandler(refuse{},
@@ -303,6 +311,7 @@ func (s *Server) Close() error {
 	}
 	s.contexts = map[string]*convo{}
 	s.mu.Unlock()
+	s.closeHubs(cs)
 	s.cancel()
 	var errs []error
 	for _, c := range cs {
@@ -529,12 +538,15 @@ func newID() string {
 // Adopt serves an existing session as the context named by its id, for
 // a driver that serves its own session (agentry run --a2a-port). The
 // session keeps its own approver; the server does not close it.
-func (s *Server) Adopt(sess Session, workspace string) error {
+func (s *Server) Adopt(sess Session, workspace string, opts ...AdoptOption) error {
 	dir, err := resolveDir(workspace)
 	if err != nil {
 		return fmt.Errorf("protocol: adopt: workspace: %w", err)
 	}
 	c := &convo{s: s, id: sess.ID(), workspace: dir, sess: sess, tasks: map[string]*liveTask{}, orphans: map[string][]item{}, adopted: true}
+	for _, o := range opts {
+		o(c)
+	}
 	c.unsub = sess.Subscribe(func(ev runtime.Event) { c.route(ev.StreamID, item{ev: ev}) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -551,7 +563,7 @@ func (s *Server) Adopt(sess Session, workspace string) error {
 // not a client). It returns the task's id and the runtime stream running
 // it.
 func (s *Server) Submit(ctx context.Context, m *a2a.Message) (a2a.TaskID, string, error) {
-	t, _, err := s.send(ctx, &a2a.SendMessageRequest{Message: m})
+	t, _, err := s.send(context.WithValue(ctx, driverKey{}, true), &a2a.SendMessageRequest{Message: m})
 	if err != nil {
 		return "", "", err
 	}

@@ -95,6 +95,44 @@ type liveTask struct {
 	// attached is closed when the run's stream is known (stream set) or
 	// the task failed to start.
 	attached chan struct{}
+	// hub, once set, receives every event published (see setHub).
+	hub *hub
+	// origin is the WebSocket client whose message started the task
+	// (nil: another binding, or the driver).
+	origin *wsClient
+	// queued: the task waits for the context's active task to end
+	// instead of being refused (WebSocket clients and the driver).
+	queued bool
+	// fromDriver: the driver's own message (Submit), not a client's.
+	fromDriver bool
+	// acceptedBy says who gave the accepted answer; answeredBy says it of
+	// each decided call. "the terminal", `client "name"`, "a client".
+	acceptedBy string
+	answeredBy map[string]string
+	// unqueue is closed when the task is cancelled while it waits for its
+	// turn.
+	unqueue     chan struct{}
+	unqueueOnce sync.Once
+}
+
+// setHub makes h receive the task's events, those already published
+// first. It is a no-op once set.
+func (t *liveTask) setHub(h *hub) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.hub != nil {
+		return
+	}
+	t.hub = h
+	h.publish(t.id, 0, t.log)
+}
+
+// by is who gave the answer to call, for errors about later answers.
+func (t *liveTask) by(call string) string {
+	if b := t.answeredBy[call]; b != "" {
+		return " by " + b
+	}
+	return ""
 }
 
 // stateChange is a state update in the task's shape.
@@ -130,6 +168,10 @@ func (t *liveTask) waitingFor() string {
 func (t *liveTask) snapshot(historyLength *int) *a2a.Task {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.snapshotLocked(historyLength)
+}
+
+func (t *liveTask) snapshotLocked(historyLength *int) *a2a.Task {
 	c := copyTask(t.task)
 	c.History = mergeDeltas(c.History, t.delta)
 	if historyLength != nil && *historyLength >= 0 && len(c.History) > *historyLength {
@@ -281,7 +323,11 @@ func plainText(m *a2a.Message) bool {
 func (t *liveTask) publish(evs ...a2a.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	idx := len(t.log)
 	t.log = append(t.log, evs...)
+	if t.hub != nil {
+		t.hub.publish(t.id, idx, evs)
+	}
 	t.signal()
 }
 
@@ -438,8 +484,9 @@ func (h handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		t.running = true
 	}
 	if c == nil {
-		// Still starting: start sees the flag.
+		// Still starting, or waiting for its turn: start sees the flag.
 		t.cancelled = true
+		t.unqueueOnce.Do(func() { close(t.unqueue) })
 	}
 	t.mu.Unlock()
 	if c != nil {
@@ -530,10 +577,22 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 	t := &liveTask{
 		id: id, q: newQueue(), tr: newTranslator(task.TaskInfo(), s.cfg.Model, s.now),
 		task: task, version: version, running: true,
-		answered: map[string]string{}, attached: make(chan struct{}),
+		answered: map[string]string{}, answeredBy: map[string]string{}, attached: make(chan struct{}),
+		unqueue: make(chan struct{}),
 	}
 	if !extensionActive(ctx) {
 		t.pl = newPlainTranslator(task.TaskInfo(), s.now)
+	}
+	if o := wsFrom(ctx); o != nil {
+		t.origin, t.queued = o.client, true
+		if o.stream {
+			// Before the task's first event exists: the client gets every
+			// one of them as a response.
+			o.client.own(t.id, 0, o)
+		}
+	}
+	if driverFrom(ctx) {
+		t.fromDriver, t.queued = true, true
 	}
 	s.addLive(t)
 	first := copyTask(task)
@@ -551,12 +610,19 @@ func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageReques
 		defer close(t.attached)
 		s.log.Warn("a2a: task failed to start", "task", t.id, "err", err)
 		s.releaseContext(t)
-		s.record(t, t.stateChange(a2a.TaskStateFailed, err.Error(), err.Error()))
+		state := a2a.TaskStateFailed
+		if errors.Is(err, errCancelledQueued) {
+			state = a2a.TaskStateCanceled
+		}
+		s.record(t, t.stateChange(state, err.Error(), err.Error()))
 		s.finish(t)
 		s.endExecution(t)
 		s.slots.release()
+		s.deliverUnhubbed(t)
 	}
-	s.record(t, t.stateChange(a2a.TaskStateWorking, "", ""))
+	if !t.queued {
+		s.record(t, t.stateChange(a2a.TaskStateWorking, "", ""))
+	}
 	settings, _, _ := devtool.SettingsFrom(msg.Metadata)
 	var c *convo
 	for {
@@ -565,7 +631,22 @@ func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageReques
 			fail(err)
 			return
 		}
-		err = c.claim(t)
+		if t.queued {
+			if t.origin != nil {
+				// A connection that named no context follows the one its
+				// first message went to.
+				t.origin.follow(c)
+			}
+			if h := c.currentHub(); h != nil {
+				t.setHub(h) // clients see the turn queued
+			}
+			err = c.claimQueued(t)
+			if err == nil {
+				s.record(t, t.stateChange(a2a.TaskStateWorking, "", ""))
+			}
+		} else {
+			err = c.claim(t)
+		}
 		if errors.Is(err, errEvicted) {
 			// Closed for idleness as this task came: the next lookup
 			// reopens the session.
@@ -579,6 +660,9 @@ func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageReques
 		break
 	}
 	t.tr.model = c.sess.Model()
+	if h := c.currentHub(); h != nil {
+		t.setHub(h)
+	}
 	t.mu.Lock()
 	t.c = c
 	cancelled := t.cancelled
@@ -589,8 +673,8 @@ func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageReques
 		return
 	}
 	content, err := contentOf(msg)
+	var stream string
 	if err == nil {
-		var stream string
 		stream, err = c.sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: content}})
 		if err == nil {
 			c.attach(stream, t)
@@ -601,6 +685,9 @@ func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageReques
 		return
 	}
 	close(t.attached)
+	if !t.fromDriver {
+		c.announce(stream, t, msg)
+	}
 	s.drain(t)
 }
 
@@ -627,8 +714,12 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 	}
 	t.waiting, t.accepted = nil, nil
 	t.answered[ap.req.CallID] = string(ans.outcome)
+	t.answeredBy[ap.req.CallID] = t.acceptedBy
 	t.running = true
 	from := len(t.log)
+	if o := wsFrom(ctx); o != nil && o.stream {
+		o.client.own(t.id, from, o)
+	}
 	msg := *m
 	t.addHistory(&msg, false)
 	t.mu.Unlock()
@@ -851,6 +942,7 @@ func (s *Server) translate(t *liveTask, items []item) (out []a2a.Event, done boo
 			t.mu.Lock()
 			t.waiting = it.approval
 			t.mu.Unlock()
+			it.approval.park(t)
 			out = append(out, t.tr.stateChange(a2a.TaskStateInputRequired, "", ""))
 			// The run is blocked on this approval: nothing follows it.
 			return out, true
@@ -930,6 +1022,7 @@ func (s *Server) translatePlain(t *liveTask, items []item) (out []a2a.Event, don
 			t.mu.Lock()
 			t.waiting = it.approval
 			t.mu.Unlock()
+			it.approval.park(t)
 			out = append(out, p.status(a2a.TaskStateInputRequired, question(it.approval.req, t.c.workspace)))
 			return out, true
 		case it.executing != "":
