@@ -37,6 +37,10 @@ func (s *Server) agentCard() *a2a.AgentCard {
 			// The same endpoint speaks A2A 0.3 (method names with a
 			// slash); a2a-go's union card gives 0.3 clients its URL.
 			{URL: base + "/", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3"},
+			// The live session endpoint (docs/ws.md), last: clients pick
+			// the first interface they speak, and none of the SDKs speaks
+			// this one yet.
+			{URL: wsURL(base), ProtocolBinding: WSBinding, ProtocolVersion: a2a.Version},
 		},
 		Capabilities: a2a.AgentCapabilities{
 			Streaming:         true,
@@ -151,3 +155,23 @@ func (p cardProducer) Card(context.Context) (*a2a.AgentCard, error) { return p.c
 
 // CardJSON implements a2asrv.AgentCardJSONProducer.
 func (p cardProducer) CardJSON(context.Context) ([]byte, error) { return p.json, nil }
+
+// WSBinding names the live session endpoint's binding on the card, as
+// @a2a-js/sdk's WebSocket transport names its own.
+const WSBinding a2a.TransportProtocol = "WEBSOCKET"
+
+// wsURL is the live session endpoint's URL for a server at base.
+func wsURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return base + WSPath
+	}
+	switch u.Scheme {
+	case "https":
+		u.Scheme = "wss"
+	default:
+		u.Scheme = "ws"
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + WSPath
+	return u.String()
+}
