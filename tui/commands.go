@@ -121,7 +121,7 @@ func (m *model) runCommand(typed, line string) tea.Cmd {
 	case "clear", "rewind", "resume":
 		if name != "resume" || rest == "" {
 			if m.busy() || m.command != nil {
-				return m.setNotice(fmt.Sprintf("/%s cannot run while a response or command is under way; press Esc to cancel it first.", name), true)
+				return m.setNotice(busyNotice(name), true)
 			}
 			switch name {
 			case "clear":
@@ -133,7 +133,7 @@ func (m *model) runCommand(typed, line string) tea.Cmd {
 			}
 		}
 		if m.busy() || m.command != nil {
-			return m.setNotice("/resume cannot run while a response or command is under way; press Esc to cancel it first.", true)
+			return m.setNotice(busyNotice(name), true)
 		}
 		return m.switchTo(rest)
 	}
@@ -161,6 +161,23 @@ func (m *model) runCommand(typed, line string) tea.Cmd {
 		return nil
 	}
 	return tea.Batch(do, m.startWork())
+}
+
+// busyNotice tells why command name, which changes the conversation,
+// does not run now.
+func busyNotice(name string) string {
+	return fmt.Sprintf("/%s cannot run while a response or command is under way; press Esc to cancel it first.", name)
+}
+
+// pickWhenIdle wraps a picker's onPick: a remote turn may have started
+// while the picker was open, and the pick changes the conversation.
+func (m *model) pickWhenIdle(name string, onPick func(id string) tea.Cmd) func(id string) tea.Cmd {
+	return func(id string) tea.Cmd {
+		if m.busy() || m.command != nil {
+			return m.setNotice(busyNotice(name), true)
+		}
+		return onPick(id)
+	}
 }
 
 func (m *model) commandDone(msg commandDoneMsg) tea.Cmd {
@@ -340,7 +357,7 @@ func (m *model) rewindPicker(msg messagesMsg) tea.Cmd {
 		return m.setNotice("Nothing to rewind to.", false)
 	}
 	m.picker = &picker{title: "Rewind to before which prompt?", items: items, sel: len(items) - 1,
-		onPick: func(id string) tea.Cmd { return m.rewindTo(id, prompts[id]) }}
+		onPick: m.pickWhenIdle("rewind", func(id string) tea.Cmd { return m.rewindTo(id, prompts[id]) })}
 	return nil
 }
 
@@ -394,7 +411,7 @@ func (m *model) sessionsLoaded(msg sessionsMsg) tea.Cmd {
 	if len(items) == 0 {
 		return m.setNotice("No stored sessions.", false)
 	}
-	m.picker = &picker{title: "Resume which session?", items: items, onPick: m.switchTo}
+	m.picker = &picker{title: "Resume which session?", items: items, onPick: m.pickWhenIdle("resume", m.switchTo)}
 	return nil
 }
 

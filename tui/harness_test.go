@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"iter"
 	"os"
 	"os/exec"
@@ -24,15 +25,34 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // fakeSession is a scripted Session: each Send starts a stream that yields
-// the next script's events.
+// the next script's events; the streams a test registers (other clients'
+// turns) yield theirs.
 type fakeSession struct {
 	id, model string
 
 	mu      sync.Mutex
 	scripts [][]runtime.Event
+	streams map[string][]runtime.Event // by stream id
 	sends   []runtime.Send
 	aborts  []error
+	calls   []string      // "send <id>", "stream <id>", in call order
 	sent    chan struct{} // if set, gets a value per Send
+}
+
+// register makes Stream yield events for stream id.
+func (f *fakeSession) register(id string, events ...runtime.Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.streams == nil {
+		f.streams = map[string][]runtime.Event{}
+	}
+	f.streams[id] = events
+}
+
+func (f *fakeSession) callLog() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
 }
 
 func (f *fakeSession) ID() string    { return f.id }
@@ -46,21 +66,31 @@ func (f *fakeSession) Send(_ context.Context, p runtime.Send) (string, error) {
 	f.mu.Lock()
 	f.sends = append(f.sends, p)
 	n := len(f.sends)
+	id := "stream-" + string(rune('0'+n))
+	f.calls = append(f.calls, "send "+id)
 	f.mu.Unlock()
 	if f.sent != nil {
 		f.sent <- struct{}{}
 	}
-	return "stream-" + string(rune('0'+n)), nil
+	return id, nil
 }
 
 func (f *fakeSession) Stream(ctx context.Context, id string) iter.Seq2[runtime.Event, error] {
 	f.mu.Lock()
-	var script []runtime.Event
-	if n := int(id[len(id)-1] - '1'); n < len(f.scripts) {
-		script = f.scripts[n]
+	f.calls = append(f.calls, "stream "+id)
+	script, known := f.streams[id]
+	if n, ok := strings.CutPrefix(id, "stream-"); ok && !known && len(n) == 1 {
+		known = true
+		if i := int(n[0] - '1'); i < len(f.scripts) {
+			script = f.scripts[i]
+		}
 	}
 	f.mu.Unlock()
 	return func(yield func(runtime.Event, error) bool) {
+		if !known {
+			yield(runtime.Event{}, fmt.Errorf("%w %q", runtime.ErrUnknownStream, id))
+			return
+		}
 		for _, ev := range script {
 			if !yield(ev, nil) {
 				return
@@ -216,6 +246,14 @@ func (h *harness) release() {
 	for _, msg := range held {
 		h.send(msg)
 	}
+}
+
+// remote delivers a turn another client started, as Run's reader of
+// Config.Turns does.
+func (h *harness) remote(streamID, origin, text string) {
+	h.t.Helper()
+	h.m.mb.push(remoteTurnMsg{Turn{StreamID: streamID, Origin: origin, Text: text}})
+	h.run(nil)
 }
 
 // events delivers events of the current turn's stream.

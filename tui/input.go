@@ -308,7 +308,7 @@ func (m *model) submit(line string) tea.Cmd {
 		})
 	}
 	full := m.expandPastes(line)
-	if !m.busy() && len(m.queued) == 0 {
+	if !m.busy() && len(m.queued) == 0 && len(m.remote) == 0 {
 		// A queued prompt keeps its placeholders: a cancelled turn puts
 		// it back into the input box.
 		m.pastes = map[string]string{}

@@ -104,6 +104,7 @@ type model struct {
 	shell   *shellRun
 	command *commandRun
 	queued  []queuedPrompt // prompts submitted while busy
+	remote  []Turn         // remote turns that came while busy
 	nextID  int
 	started time.Time // when the work under way started
 	spin    int
@@ -222,6 +223,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if m.cfg.InitialPrompt != "" {
 			return m.submit(m.cfg.InitialPrompt)
 		}
+	case remoteTurnMsg:
+		return m.remoteTurn(msg.t)
 	case streamEventMsg:
 		return m.streamEvent(msg)
 	case turnDoneMsg:
@@ -276,7 +279,7 @@ func (m *model) resize(w, h int) {
 // contentWidth is the width of printed text.
 func (m *model) contentWidth() int { return max(m.width-2, 20) }
 
-// busy reports whether a turn or a `!` command runs.
+// busy reports whether a turn (own or remote) or a `!` command runs.
 func (m *model) busy() bool { return m.turn != nil || m.shell != nil }
 
 // println queues text for the scrollback, after a blank line that
@@ -356,9 +359,10 @@ func (m *model) tick(tickMsg) tea.Cmd {
 	return m.fx.after(spinnerPeriod, tickMsg{})
 }
 
-// shutdown stops the work still running when the program ended.
+// shutdown stops the work still running when the program ended. A
+// remote turn is left to run: it is another client's.
 func (m *model) shutdown() {
-	if m.turn != nil {
+	if m.turn != nil && !m.turn.remote {
 		m.turn.cancel()
 		m.session.Abort(nil)
 	}

@@ -16,10 +16,10 @@ import (
 // and downsample reduce them to the terminal's profile (none under
 // NO_COLOR).
 type styles struct {
-	user, accent, dim, thought, warn, err, ok, info lipgloss.Style
-	added, removed, hunk                            lipgloss.Style
-	box, dialog, inputBox                           lipgloss.Style
-	selected, footer, key                           lipgloss.Style
+	user, origin, accent, dim, thought, warn, err, ok, info lipgloss.Style
+	added, removed, hunk                                    lipgloss.Style
+	box, dialog, inputBox                                   lipgloss.Style
+	selected, footer, key                                   lipgloss.Style
 }
 
 func newStyles() styles {
@@ -27,6 +27,7 @@ func newStyles() styles {
 	border := lipgloss.RoundedBorder()
 	return styles{
 		user:     c("4").Bold(true),
+		origin:   c("4").Faint(true),
 		accent:   c("5").Bold(true),
 		dim:      c("8"),
 		thought:  c("8").Italic(true),

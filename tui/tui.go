@@ -238,11 +238,15 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		defer cfg.Approver.detach(mb)
 	}
+	turnsDone := forwardTurns(ctx, cfg.Turns, mb)
 	_, err := p.Run()
 	// Nothing may wait on the program now: approvals in flight get
 	// ErrNoHuman, work still running is stopped.
 	mb.close()
 	m.shutdown()
+	// Turns is no longer read once Run returns.
+	cancel()
+	<-turnsDone
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
 		return fmt.Errorf("tui: %w", err)
 	}

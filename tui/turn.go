@@ -12,12 +12,17 @@ import (
 	"github.com/agentry-dev/agentry/runtime"
 )
 
-// turn is a prompt being answered.
+// turn is a prompt being answered: the terminal's own, or a remote one
+// (a Turn another client started), whose stream it only follows.
 type turn struct {
 	id      int
 	cancel  context.CancelFunc // ends the @path expansion and the Send
 	aborted bool
+	remote  bool
 }
+
+// remoteTurnMsg brings a Turn from Config.Turns.
+type remoteTurnMsg struct{ t Turn }
 
 // streamEventMsg carries one event of a turn's stream.
 type streamEventMsg struct {
@@ -87,9 +92,10 @@ func (s *streamState) executing(callID string) {
 	}
 }
 
-// prompt sends a prompt to the model, or queues it while something runs.
+// prompt sends a prompt to the model, or queues it while something runs
+// or remote turns wait: those were sent to the session first.
 func (m *model) prompt(typed, full string) tea.Cmd {
-	if m.busy() {
+	if m.busy() || len(m.remote) > 0 {
 		m.queued = append(m.queued, queuedPrompt{typed, full})
 		return nil
 	}
@@ -132,23 +138,104 @@ func (m *model) prompt(typed, full string) tea.Cmd {
 			// Cancelled while Send queued the stream: stop it.
 			session.Abort(runtime.ErrAborted)
 		}
-		for ev, err := range session.Stream(streamCtx, streamID) {
-			if err != nil {
-				mb.push(turnDoneMsg{id, err})
-				return nil
-			}
-			mb.push(streamEventMsg{id, ev})
-		}
-		mb.push(turnDoneMsg{id, nil})
+		follow(streamCtx, session, mb, id, streamID)
 		return nil
 	}
 	return tea.Batch(run, m.startWork())
 }
 
+// follow pushes the events of stream streamID as turn id's, then the
+// turn's end. It follows the stream to its agent_end even after Esc, so
+// that what the cancelled turn did is shown; ctx is the program's.
+func follow(ctx context.Context, session Session, mb *mailbox, id int, streamID string) {
+	for ev, err := range session.Stream(ctx, streamID) {
+		if err != nil {
+			mb.push(turnDoneMsg{id, err})
+			return
+		}
+		mb.push(streamEventMsg{id, ev})
+	}
+	mb.push(turnDoneMsg{id, nil})
+}
+
+// forwardTurns hands the program each turn of ch until ctx ends or ch is
+// closed; the channel it returns is closed once it stopped reading ch.
+func forwardTurns(ctx context.Context, ch <-chan Turn, mb *mailbox) <-chan struct{} {
+	done := make(chan struct{})
+	if ch == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case t, ok := <-ch:
+				if !ok {
+					return
+				}
+				mb.push(remoteTurnMsg{t})
+			}
+		}
+	}()
+	return done
+}
+
+// remoteTurn shows a turn another client started, or keeps it for when
+// the work under way ends.
+func (m *model) remoteTurn(t Turn) tea.Cmd {
+	if m.busy() || m.command != nil || len(m.remote) > 0 {
+		m.remote = append(m.remote, t)
+		return nil
+	}
+	return m.followRemote(t)
+}
+
+// followRemote prints a remote turn's prompt and follows its stream as
+// an own turn's.
+func (m *model) followRemote(t Turn) tea.Cmd {
+	m.printPrompt(originOf(t), t.Text)
+	m.nextID++
+	m.turn = &turn{id: m.nextID, cancel: func() {}, remote: true}
+	m.stream.reset()
+	ctx, session, mb, id, streamID := m.ctx, m.session, m.mb, m.nextID, t.StreamID
+	run := func() tea.Msg {
+		follow(ctx, session, mb, id, streamID)
+		return nil
+	}
+	return tea.Batch(run, m.startWork())
+}
+
+// originOf is the origin a remote turn is shown with, safe to print on
+// one line; a turn that names none is still marked as not typed here.
+func originOf(t Turn) string {
+	if o := oneLine(sanitize(t.Origin)); o != "" {
+		return o
+	}
+	return "remote"
+}
+
 // printUser prints a submitted prompt into the scrollback.
-func (m *model) printUser(text string) {
+func (m *model) printUser(text string) { m.printPrompt("", text) }
+
+// printPrompt prints a prompt into the scrollback; a remote turn's starts
+// with its origin (sanitized, one line) as "[origin]", so that it is not
+// taken for one typed here.
+func (m *model) printPrompt(origin, text string) {
 	w := m.contentWidth() - 2
-	lines := strings.Split(wrap(sanitize(text), w), "\n")
+	text = sanitize(text)
+	tag := ""
+	if origin != "" {
+		// A tag shorter than a line stays whole on the first one.
+		tag = "[" + truncate(origin, max(w/3, 8)) + "]"
+		text = tag + " " + text
+	}
+	lines := strings.Split(wrap(text, w), "\n")
+	if rest, ok := strings.CutPrefix(lines[0], tag); ok && tag != "" {
+		lines[0] = m.st.origin.Render(tag) + rest
+	}
 	for i, l := range lines {
 		mark := "  "
 		if i == 0 {
@@ -183,7 +270,8 @@ func (m *model) cancelWork() tea.Cmd {
 }
 
 // unqueue puts the queued prompts back into an empty input box: a
-// cancelled turn cancels what waited for it.
+// cancelled turn cancels what waited for it. Remote turns stay: they are
+// other clients', sent to the session already.
 func (m *model) unqueue() {
 	if len(m.queued) == 0 {
 		return
@@ -537,14 +625,24 @@ func (m *model) turnDone(msg turnDoneMsg) tea.Cmd {
 }
 
 // afterWork runs what waited for the work to end: a deferred screen
-// clear, the next queued prompt.
+// clear, the next remote turn (once no slash command runs either), else
+// the next queued prompt. Remote turns go first: the session runs them
+// before a queued prompt, which is sent only now.
 func (m *model) afterWork() tea.Cmd {
 	var cmds []tea.Cmd
 	if m.clearAfterTurn && !m.busy() {
 		m.clearAfterTurn = false
 		cmds = append(cmds, m.fx.clear())
 	}
-	if len(m.queued) > 0 && !m.busy() {
+	switch {
+	case m.busy():
+	case len(m.remote) > 0:
+		if m.command == nil {
+			t := m.remote[0]
+			m.remote = m.remote[1:]
+			cmds = append(cmds, m.followRemote(t))
+		}
+	case len(m.queued) > 0:
 		q := m.queued[0]
 		m.queued = m.queued[1:]
 		cmds = append(cmds, m.prompt(q.typed, q.full))

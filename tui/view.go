@@ -123,6 +123,10 @@ func (m *model) liveView(budget int) string {
 	if status := m.status(); status != "" {
 		parts = append(parts, status)
 	}
+	for _, t := range m.remote {
+		line := "Queued [" + originOf(t) + "]: " + oneLine(sanitize(t.Text))
+		parts = append(parts, m.st.dim.Render(truncate(line, w)))
+	}
 	for _, q := range m.queued {
 		parts = append(parts, m.st.dim.Render(truncate("Queued: "+oneLine(q.typed), w)))
 	}
