@@ -142,6 +142,12 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 				return err
 			}
 		}
+		if hasConf {
+			if how := s.answerOf(m.TaskID, conf.ToolCallID); how != "" {
+				return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+					"tool call %s of task %s was already answered (%s), and the task has ended since; this confirmation was ignored", conf.ToolCallID, m.TaskID, how))
+			}
+		}
 		if err == nil && !st.Task.Status.State.Terminal() {
 			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
 				"task %s cannot continue: its run is gone (the server restarted while it was %s); start a new task in context %s",

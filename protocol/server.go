@@ -206,6 +206,50 @@ type Server struct {
 
 	wsCfg          WSConfig
 	originPatterns []string
+	// decided remembers the answered calls of recently finished tasks
+	// ("proceed_once by the terminal"), so that a late answer learns who
+	// decided; decidedOrder bounds it.
+	decided      map[a2a.TaskID]map[string]string
+	decidedOrder []a2a.TaskID
+}
+
+// maxDecided bounds the finished tasks whose answers are remembered.
+const maxDecided = 1024
+
+// rememberAnswers keeps a finished task's decided calls.
+func (s *Server) rememberAnswers(t *liveTask) {
+	t.mu.Lock()
+	var calls map[string]string
+	for call, opt := range t.answered {
+		if calls == nil {
+			calls = map[string]string{}
+		}
+		calls[call] = opt + t.by(call)
+	}
+	t.mu.Unlock()
+	if calls == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.decided == nil {
+		s.decided = map[a2a.TaskID]map[string]string{}
+	}
+	if _, ok := s.decided[t.id]; !ok {
+		s.decidedOrder = append(s.decidedOrder, t.id)
+	}
+	s.decided[t.id] = calls
+	if len(s.decidedOrder) > maxDecided {
+		delete(s.decided, s.decidedOrder[0])
+		s.decidedOrder = s.decidedOrder[1:]
+	}
+}
+
+// answerOf says how a finished task's call was decided, if remembered.
+func (s *Server) answerOf(task a2a.TaskID, call string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.decided[task][call]
 }
 
 // New returns a Server for cfg.
@@ -489,6 +533,7 @@ func (s *Server) releaseContext(t *liveTask) {
 
 // finish forgets a task whose run ended. It may be called more than once.
 func (s *Server) finish(t *liveTask) {
+	s.rememberAnswers(t)
 	s.releaseContext(t)
 	s.mu.Lock()
 	if s.live[t.id] == t {

@@ -38,9 +38,7 @@ const (
 	DefaultWSMaxClients    = 32
 	DefaultWSPingInterval  = 30 * time.Second
 	DefaultWSIdleTimeout   = 30 * time.Minute
-	// wsWriteTimeout bounds one frame's write: a client that accepts
-	// nothing for this long is closed.
-	wsWriteTimeout = 10 * time.Second
+	DefaultWSWriteTimeout  = 10 * time.Second
 	// wsMaxInFlight bounds one connection's requests being served.
 	wsMaxInFlight = 32
 )
@@ -80,6 +78,9 @@ type WSConfig struct {
 	// ReplayEvents is how many of a session's events are kept for
 	// reconnecting clients (DefaultReplayEvents).
 	ReplayEvents int
+	// WriteTimeout bounds one frame's write: a client that accepts nothing
+	// for this long is dropped.
+	WriteTimeout time.Duration
 	// AllowedOrigins are the browser origins that may open a connection;
 	// the HTTP guard in front refuses the others first.
 	AllowedOrigins []string
@@ -100,6 +101,9 @@ func (c WSConfig) withDefaults() WSConfig {
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = DefaultWSIdleTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWSWriteTimeout
 	}
 	if c.ReplayEvents <= 0 {
 		c.ReplayEvents = DefaultReplayEvents
@@ -145,6 +149,7 @@ type wsClient struct {
 	spare  []outFrame
 	owned  map[a2a.TaskID]ownStream
 	dead   bool
+	flush  bool // write what is queued before closing
 	code   websocket.StatusCode
 	reason string
 	wake   chan struct{}
@@ -424,8 +429,10 @@ func (c *wsClient) failLocked(code websocket.StatusCode, reason string) {
 		return
 	}
 	c.dead, c.code, c.reason = true, code, reason
-	clear(c.queue)
-	c.queue = c.queue[:0]
+	if !c.flush {
+		clear(c.queue)
+		c.queue = c.queue[:0]
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -449,11 +456,11 @@ func (c *wsClient) writeLoop() {
 			c.queue, c.spare = c.spare[:0], nil
 			code, reason := c.code, c.reason
 			c.mu.Unlock()
-			if dead {
-				_ = c.conn.Close(code, reason)
-				return
-			}
-			if len(batch) == 0 {
+			if len(batch) == 0 || dead && !c.flushing() {
+				if dead {
+					_ = c.conn.Close(code, reason)
+					return
+				}
 				break
 			}
 			for i := range batch {
@@ -461,7 +468,7 @@ func (c *wsClient) writeLoop() {
 				if buf, ok = c.frame(buf[:0], batch[i]); !ok {
 					continue
 				}
-				wctx, cancel := context.WithTimeout(c.ctx, wsWriteTimeout)
+				wctx, cancel := context.WithTimeout(c.ctx, c.cfg.WriteTimeout)
 				err := c.conn.Write(wctx, websocket.MessageText, buf)
 				cancel()
 				if err != nil {
@@ -478,8 +485,18 @@ func (c *wsClient) writeLoop() {
 			c.mu.Lock()
 			c.spare = batch[:0]
 			c.mu.Unlock()
+			if dead {
+				_ = c.conn.Close(code, reason)
+				return
+			}
 		}
 	}
+}
+
+func (c *wsClient) flushing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.flush
 }
 
 // frame appends f's JSON-RPC frame to b.
@@ -559,15 +576,19 @@ func (c *wsClient) keepAlive() {
 func (c *wsClient) readLoop() {
 	defer func() {
 		c.mu.Lock()
-		cv := c.c
+		cv, dead := c.c, c.dead
 		c.mu.Unlock()
 		if cv != nil {
 			if h := cv.currentHub(); h != nil {
 				h.leave(c)
 			}
 		}
-		c.cancel()
-		_ = c.conn.CloseNow()
+		if !dead {
+			// The client closed or went away; a failed client is closed
+			// by the writer, with its code.
+			c.cancel()
+			_ = c.conn.CloseNow()
+		}
 	}()
 	for {
 		typ, data, err := c.conn.Read(c.ctx)
@@ -601,8 +622,11 @@ const (
 // handle answers one frame; false closes the connection.
 func (c *wsClient) handle(data []byte) bool {
 	if !json.Valid(data) {
-		c.push(outFrame{raw: rpcErrorFrame(nil, rpcParseError, "the frame is not JSON: send one JSON-RPC 2.0 request per text frame")})
-		c.fail(websocket.StatusInvalidFramePayloadData, "a frame that is not JSON")
+		c.mu.Lock()
+		c.pushLocked(outFrame{raw: rpcErrorFrame(nil, rpcParseError, "the frame is not JSON: send one JSON-RPC 2.0 request per text frame")})
+		c.flush = true
+		c.failLocked(websocket.StatusInvalidFramePayloadData, "a frame that is not JSON")
+		c.mu.Unlock()
 		return false
 	}
 	var env rpcEnvelope
