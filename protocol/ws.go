@@ -929,4 +929,3 @@ func (s *Server) closeHubs(cs []*convo) {
 		}
 	}
 }
-
