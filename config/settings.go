@@ -274,6 +274,30 @@ type A2ASettings struct {
 	// of 100 deltas a second keep their added latency under 5 ms on two
 	// cores. The GOGC environment variable, when set, wins.
 	GCPercent int `json:"gcPercent"`
+	// WS limits the live session endpoint, GET /ws (docs/ws.md).
+	WS A2AWSSettings `json:"ws"`
+}
+
+// A2AWSSettings are a2a.ws: the live session endpoint's limits. Zero is
+// the default of each.
+type A2AWSSettings struct {
+	// MaxFrameBytes bounds a client's frame (0: 1 MiB); a larger one
+	// closes the connection with 1009.
+	MaxFrameBytes int64 `json:"maxFrameBytes"`
+	// QueueFrames bounds the frames waiting for a slow client (0: 8192);
+	// past it the client is closed with 4000.
+	QueueFrames int `json:"queueFrames"`
+	// MaxClients bounds the clients of one session (0: 32).
+	MaxClients int `json:"maxClients"`
+	// PingSeconds is the keep-alive period, within which each ping's pong
+	// is due (0: 30; -1: no pings).
+	PingSeconds int `json:"pingSeconds"`
+	// IdleMinutes closes a connection without a frame either way for this
+	// long (0: 30; -1: never).
+	IdleMinutes int `json:"idleMinutes"`
+	// ReplayEvents is how many of a session's events are kept for clients
+	// that reconnect (0: 4096).
+	ReplayEvents int `json:"replayEvents"`
 }
 
 // GeminiSettings configure the Gemini backend.

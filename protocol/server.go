@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -580,6 +581,29 @@ func newID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
+// SubmitSend is Submit for a driver that has the session's own message
+// (the terminal: what the user typed and its @path expansion): the
+// session runs msg as it is, and the task's history shows what the user
+// typed. contextID is the adopted session's id.
+func (s *Server) SubmitSend(ctx context.Context, contextID string, msg *runtime.SendMessage) (string, error) {
+	text := msg.DisplayContent
+	if text == "" {
+		var b strings.Builder
+		for _, p := range msg.Content {
+			if p.Type == runtime.PartText {
+				b.WriteString(p.Text)
+			}
+		}
+		text = b.String()
+	}
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+	m.ContextID = contextID
+	_, stream, err := s.Submit(context.WithValue(ctx, driverSendKey{}, msg), m)
+	return stream, err
+}
+
+type driverSendKey struct{}
+
 // Adopt serves an existing session as the context named by its id, for
 // a driver that serves its own session (agentry run --a2a-port). The
 // session keeps its own approver; the server does not close it.
@@ -615,6 +639,13 @@ func (s *Server) Submit(ctx context.Context, m *a2a.Message) (a2a.TaskID, string
 	select {
 	case <-t.attached:
 	case <-ctx.Done():
+		// Given up while queued: the turn must not run later.
+		t.mu.Lock()
+		if t.c == nil {
+			t.cancelled = true
+			t.unqueueOnce.Do(func() { close(t.unqueue) })
+		}
+		t.mu.Unlock()
 		return "", "", ctx.Err()
 	}
 	t.mu.Lock()

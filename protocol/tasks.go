@@ -103,8 +103,10 @@ type liveTask struct {
 	// queued: the task waits for the context's active task to end
 	// instead of being refused (WebSocket clients and the driver).
 	queued bool
-	// fromDriver: the driver's own message (Submit), not a client's.
+	// fromDriver: the driver's own message (Submit), not a client's;
+	// driverSend, when the driver gave it, is what the session runs.
 	fromDriver bool
+	driverSend *runtime.SendMessage
 	// acceptedBy says who gave the accepted answer; answeredBy says it of
 	// each decided call. "the terminal", `client "name"`, "a client".
 	acceptedBy string
@@ -593,6 +595,7 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 	}
 	if driverFrom(ctx) {
 		t.fromDriver, t.queued = true, true
+		t.driverSend, _ = ctx.Value(driverSendKey{}).(*runtime.SendMessage)
 	}
 	s.addLive(t)
 	first := copyTask(task)
@@ -675,7 +678,11 @@ func (s *Server) start(t *liveTask, msg *a2a.Message, req *a2a.SendMessageReques
 	content, err := contentOf(msg)
 	var stream string
 	if err == nil {
-		stream, err = c.sess.Send(ctx, runtime.Send{Message: &runtime.SendMessage{Content: content}})
+		send := &runtime.SendMessage{Content: content}
+		if t.driverSend != nil {
+			send = t.driverSend
+		}
+		stream, err = c.sess.Send(ctx, runtime.Send{Message: send})
 		if err == nil {
 			c.attach(stream, t)
 		}

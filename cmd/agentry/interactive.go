@@ -20,6 +20,7 @@ import (
 	"github.com/agentry-dev/agentry/compression"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/prompthist"
+	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/shellmode"
 	"github.com/agentry-dev/agentry/tools"
@@ -89,9 +90,6 @@ func rootMode(cmd *cobra.Command, rf *runFlags, args []string, io stdio) (intera
 	if cmd.Flags().Changed("output-format") {
 		return false, &inputError{"--output-format applies to headless runs; give a prompt with -p"}
 	}
-	if cmd.Flags().Changed("a2a-port") {
-		return false, &inputError{"--a2a-port with the interactive session is not supported yet; use agentry serve, or -p for a served headless run"}
-	}
 	return true, nil
 }
 
@@ -148,9 +146,16 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	}
 
 	approver := tui.NewApprover()
+	// Served (--a2a-port), a session asks the server's approver, which
+	// asks every client and the terminal at once.
+	var sessApprover runtime.Approver = approver
+	fwd := &forwardApprover{}
+	if f.a2aPort >= 0 {
+		sessApprover = fwd
+	}
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
-			SessionID: id, SessionService: store, Approver: approver, RemoteAgents: remote.Invokers,
+			SessionID: id, SessionService: store, Approver: sessApprover, RemoteAgents: remote.Invokers,
 		})
 	}
 	first, err := open(ctx, f.sessionID)
@@ -162,6 +167,27 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	}
 	cur := &current{sess: first}
 	defer func() { cur.get().Close() }()
+
+	var (
+		served *servedRun
+		turns  chan tui.Turn
+	)
+	if f.a2aPort >= 0 {
+		turns = make(chan tui.Turn, maxPendingTurns)
+		if served, err = serveRun(ctx, settings, first, f.a2aPort, io, "agentry", protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
+			return p.fail(err)
+		}
+		defer served.stop()
+		fwd.set(served.srv.Approver(first.ID()))
+	}
+	// shown is the session as the terminal drives it: served, its turns
+	// are tasks of the server, so that every client sees them.
+	shown := func(s *runtime.Session) tui.Session {
+		if served == nil {
+			return s
+		}
+		return servedSession{Session: s, srv: served.srv}
+	}
 
 	var hist *history
 	if h, err := prompthist.Open(prompthist.Config{Path: prompthist.Path(settings.TempDir())}); err != nil {
@@ -201,7 +227,8 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	}()
 
 	cfg := tui.Config{
-		Session:      cur.get(),
+		Session:      shown(cur.get()),
+		Turns:        turns,
 		Approver:     approver,
 		Workspace:    settings.Workspace,
 		ApprovalMode: func() string { return string(cur.get().ApprovalMode()) },
@@ -256,13 +283,21 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 			if err != nil {
 				return nil, err
 			}
+			if served != nil {
+				if err := served.srv.Adopt(next, settings.Workspace, protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
+					next.Close()
+					return nil, err
+				}
+				served.srv.Release(cur.get().ID(), next.ID())
+				fwd.set(served.srv.Approver(next.ID()))
+			}
 			if old := cur.set(next); old != nil {
 				old.Close()
 			}
 			if hist != nil {
 				hist.setSession(next.ID())
 			}
-			return next, nil
+			return shown(next), nil
 		},
 		ModifyArgs:    runtime.ModifiedArgs,
 		Editor:        editorFromEnv(),

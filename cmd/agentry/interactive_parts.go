@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentry-dev/agentry/protocol"
+	"github.com/agentry-dev/agentry/runtime"
+
 	"github.com/agentry-dev/agentry/complete"
 	"github.com/agentry-dev/agentry/prompthist"
 	"github.com/agentry-dev/agentry/tools"
@@ -78,3 +81,76 @@ func (h *history) Add(prompt string) error {
 
 // Entries lists the prompts newest first.
 func (h *history) Entries() []string { return h.h.Prompts() }
+
+// maxPendingTurns bounds the clients' turns waiting for the terminal to
+// show them.
+const maxPendingTurns = 256
+
+// turnsTo is the server's turn callback feeding the terminal.
+func turnsTo(turns chan tui.Turn) func(protocol.Turn) {
+	return func(tr protocol.Turn) {
+		select {
+		case turns <- tui.Turn{StreamID: tr.StreamID, Origin: tr.Origin, Text: tr.Text}:
+		default: // the turn runs; the terminal is too far behind to show it
+		}
+	}
+}
+
+// forwardApprover is a served session's approver: it forwards to the
+// server's approver of the session currently served, which asks the
+// clients and the terminal at once.
+type forwardApprover struct {
+	mu sync.Mutex
+	to runtime.EditingApprover
+}
+
+var (
+	_ runtime.EditingApprover   = (*forwardApprover)(nil)
+	_ runtime.ExecutionObserver = (*forwardApprover)(nil)
+)
+
+func (f *forwardApprover) set(a runtime.EditingApprover) {
+	f.mu.Lock()
+	f.to = a
+	f.mu.Unlock()
+}
+
+func (f *forwardApprover) get() runtime.EditingApprover {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.to
+}
+
+func (f *forwardApprover) Approve(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
+	o, _, err := f.ApproveEdit(ctx, r)
+	return o, err
+}
+
+func (f *forwardApprover) ApproveEdit(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
+	a := f.get()
+	if a == nil {
+		return runtime.Cancel, nil, runtime.ErrNoHuman
+	}
+	return a.ApproveEdit(ctx, r)
+}
+
+func (f *forwardApprover) Executing(ctx context.Context, callID string) {
+	if o, ok := f.get().(runtime.ExecutionObserver); ok {
+		o.Executing(ctx, callID)
+	}
+}
+
+// servedSession is the terminal's session when it is served: a prompt
+// typed in the terminal becomes a task of the server (queued behind the
+// clients' turns), so that every client sees it.
+type servedSession struct {
+	*runtime.Session
+	srv *protocol.Server
+}
+
+func (s servedSession) Send(ctx context.Context, p runtime.Send) (string, error) {
+	if p.Message == nil {
+		return s.Session.Send(ctx, p)
+	}
+	return s.srv.SubmitSend(ctx, s.ID(), p.Message)
+}

@@ -200,7 +200,7 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 	if f.a2aPort >= 0 {
 		// The prompt runs as an A2A task of the served session, so a
 		// client can follow, read or cancel it.
-		served, err := serveRun(ctx, settings, sess, f.a2aPort, io)
+		served, err := serveRun(ctx, settings, sess, f.a2aPort, io, "agentry run")
 		if err != nil {
 			return p.fail(err)
 		}

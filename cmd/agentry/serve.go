@@ -171,7 +171,13 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	}
 	base := fmt.Sprintf("http://%s:%d", urlHost, port)
 
-	srv, cleanup, err := newA2AServer(ctx, settings, cmd.Flags(), base, f.allowedRoots, f.privatePush || settings.Security.A2A.AllowPrivatePush, log)
+	origins := append(append([]string{}, settings.Security.A2A.AllowedOrigins...), f.allowedOrigins...)
+	ws, err := wsConfig(settings, origins)
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	srv, cleanup, err := newA2AServer(ctx, settings, cmd.Flags(), base, f.allowedRoots, f.privatePush || settings.Security.A2A.AllowPrivatePush, ws, log)
 	if err != nil {
 		_ = ln.Close()
 		return fail(err)
@@ -183,7 +189,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	hosts = append(hosts, f.allowedHosts...)
 	g, err := guard.New(guard.Config{
 		Token: token, AllowedHosts: hosts,
-		AllowedOrigins: append(append([]string{}, settings.Security.A2A.AllowedOrigins...), f.allowedOrigins...),
+		AllowedOrigins: origins,
 		PublicPaths:    []string{"/.well-known/agent-card.json"},
 		MaxBodyBytes:   settings.A2A.MaxBodyBytes,
 		Logger:         log,
@@ -212,7 +218,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	} else {
 		fmt.Fprintf(io.err, "agentry serve: bearer token from %s\n", tokenSource)
 	}
-	fmt.Fprintf(io.err, "agentry serve: listening on %s (agent card %s/.well-known/agent-card.json)\n", base, base)
+	fmt.Fprintf(io.err, "agentry serve: listening on %s (agent card %s/.well-known/agent-card.json, live sessions ws://%s/ws)\n", base, base, strings.TrimPrefix(base, "http://"))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -228,6 +234,49 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	defer cancel()
 	_ = hs.Shutdown(shutdown)
 	return runtime.ExitOK
+}
+
+// wsConfig is the live session endpoint's limits from a2a.ws, and the
+// browser origins allowed to open it.
+func wsConfig(s *config.Settings, origins []string) (protocol.WSConfig, error) {
+	ws := s.A2A.WS
+	for _, c := range []struct {
+		key string
+		v   int64
+		off bool // -1 allowed
+	}{
+		{"a2a.ws.maxFrameBytes", ws.MaxFrameBytes, false},
+		{"a2a.ws.queueFrames", int64(ws.QueueFrames), false},
+		{"a2a.ws.maxClients", int64(ws.MaxClients), false},
+		{"a2a.ws.pingSeconds", int64(ws.PingSeconds), true},
+		{"a2a.ws.idleMinutes", int64(ws.IdleMinutes), true},
+		{"a2a.ws.replayEvents", int64(ws.ReplayEvents), false},
+	} {
+		if c.v < 0 && !(c.off && c.v == -1) {
+			hint := "0 (the default) or a positive number"
+			if c.off {
+				hint = "0 (the default), -1 (off) or a positive number"
+			}
+			return protocol.WSConfig{}, &inputError{fmt.Sprintf("%s is %d: use %s", c.key, c.v, hint)}
+		}
+	}
+	cfg := protocol.WSConfig{
+		MaxFrameBytes: ws.MaxFrameBytes, QueueFrames: ws.QueueFrames, MaxClients: ws.MaxClients,
+		ReplayEvents: ws.ReplayEvents, AllowedOrigins: origins,
+	}
+	switch {
+	case ws.PingSeconds < 0:
+		cfg.PingInterval = -1
+	case ws.PingSeconds > 0:
+		cfg.PingInterval = time.Duration(ws.PingSeconds) * time.Second
+	}
+	switch {
+	case ws.IdleMinutes < 0:
+		cfg.IdleTimeout = -1
+	case ws.IdleMinutes > 0:
+		cfg.IdleTimeout = time.Duration(ws.IdleMinutes) * time.Minute
+	}
+	return cfg, nil
 }
 
 // setGCPercent applies a2a.gcPercent, unless GOGC is set: the operator's
@@ -268,7 +317,7 @@ func isLoopback(host string) bool {
 // newA2AServer builds the protocol server over the settings: one session
 // store, model resolver and model availability for every context, the
 // agents loaded once, each context's settings loaded for its workspace.
-func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.FlagSet, baseURL string, roots []string, privatePush bool, log *slog.Logger) (*protocol.Server, func(), error) {
+func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.FlagSet, baseURL string, roots []string, privatePush bool, live protocol.WSConfig, log *slog.Logger) (*protocol.Server, func(), error) {
 	switch settings.A2A.PlainApprovals {
 	case "", string(protocol.PlainApprovalsAsk), string(protocol.PlainApprovalsPolicy):
 	default:
@@ -330,6 +379,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		Memory:           memory{ws},
 		IdleTimeout:      idle,
 		Logger:           log,
+		WS:               live,
 	})
 	if err != nil {
 		_ = closeStore()
@@ -445,7 +495,7 @@ type servedRun struct {
 // command's security: the token from AGENTRY_A2A_TOKEN or
 // security.a2a.token, else a random one printed to stderr. The server
 // starts no other session: a client talks to this run's context.
-func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Session, port int, io stdio) (*servedRun, error) {
+func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Session, port int, io stdio, label string, opts ...protocol.AdoptOption) (*servedRun, error) {
 	token, printed := os.Getenv(tokenEnv), false
 	if token == "" {
 		token = settings.Security.A2A.Token
@@ -465,7 +515,13 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	log := slog.New(slog.NewTextHandler(io.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	id := sess.ID()
+	ws, err := wsConfig(settings, settings.Security.A2A.AllowedOrigins)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	srv, err := protocol.New(protocol.Config{
+		WS: ws,
 		NewSession: func(context.Context, protocol.SessionRequest) (protocol.Session, error) {
 			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
 		},
@@ -477,7 +533,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		_ = ln.Close()
 		return nil, err
 	}
-	if err := srv.Adopt(sess, settings.Workspace); err != nil {
+	if err := srv.Adopt(sess, settings.Workspace, opts...); err != nil {
 		_ = ln.Close()
 		return nil, err
 	}
@@ -500,9 +556,9 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 	capped.Track(hs)
 	go func() { _ = hs.Serve(capped) }()
 	if printed {
-		fmt.Fprintf(io.err, "agentry run: A2A bearer token (shown once): %s\n", token)
+		fmt.Fprintf(io.err, "%s: A2A bearer token (shown once): %s\n", label, token)
 	}
-	fmt.Fprintf(io.err, "agentry run: serving session %s over A2A at %s\n", id, base)
+	fmt.Fprintf(io.err, "%s: serving session %s over A2A at %s (live: ws://127.0.0.1:%d/ws)\n", label, id, base, port)
 	return &servedRun{srv: srv, hs: hs, sess: sess}, nil
 }
 
