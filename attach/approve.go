@@ -29,7 +29,11 @@ func (s *Session) ask(t *turn, tc devtool.ToolCall) {
 	}
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.approvals[key] = cancel
-	go s.approve(ctx, t, approvalRequest(tc), key)
+	req := approvalRequest(tc)
+	s.approving.Go(func() {
+		defer cancel(nil)
+		s.approve(ctx, t, req, key)
+	})
 }
 
 // withdraw closes the dialog of a call, if it is open; s.mu is held.

@@ -69,6 +69,8 @@ type Session struct {
 	// terminal slow to take them never holds the session up.
 	announce chan tui.Turn
 	done     chan struct{}
+	// approving counts the dialogs open (their goroutines).
+	approving sync.WaitGroup
 
 	mu        sync.Mutex // guards the fields below
 	contextID string
@@ -557,6 +559,7 @@ func (s *Session) warn(t *turn, msg string) {
 func (s *Session) Close() error {
 	err := s.conn.Close()
 	<-s.done
+	s.approving.Wait()
 	s.q.Close()
 	return err
 }
