@@ -428,7 +428,7 @@ func TestConfirmationWithModifiedContent(t *testing.T) {
 	s, f := attachSession(t, nil)
 	f.notify(1, taskJSON("t1", working, "u1", "write it"))
 	tc := devtool.ToolCall{ToolCallID: "c1", ToolName: "write_file", Status: devtool.StatusPending,
-		InputParameters: map[string]any{"file_path": "a.txt", "content": "old plan\n"},
+		InputParameters:     map[string]any{"file_path": "a.txt", "content": "old plan\n"},
 		ConfirmationRequest: &devtool.ConfirmationRequest{FileEditDetails: &devtool.FileDiff{FileName: "a.txt", FilePath: "/ws/a.txt", NewContent: "old plan\n"}}}
 	req := approvalRequest(tc)
 	if req.Kind != "edit" || req.Diff == nil || req.Diff.After != "old plan\n" || req.Diff.Path != "/ws/a.txt" {
@@ -488,7 +488,9 @@ func TestCommandsAndRun(t *testing.T) {
 
 	var printed []string
 	ran := make(chan error, 1)
-	go func() { ran <- s.Run(t.Context(), []string{"memory", "show"}, "", func(s string) { printed = append(printed, s) }) }()
+	go func() {
+		ran <- s.Run(t.Context(), []string{"memory", "show"}, "", func(s string) { printed = append(printed, s) })
+	}()
 	r := f.expect("command/execute")
 	var req devtool.ExecuteSlashCommandRequest
 	if err := json.Unmarshal(r.Params, &req); err != nil || !slices.Equal(req.CommandPath, []string{"memory", "show"}) {

@@ -190,4 +190,3 @@ func TestThoughtText(t *testing.T) {
 		}
 	}
 }
-
