@@ -215,6 +215,7 @@ func (s *Session) endedError() error {
 // consume routes a request's responses; a JSON-RPC error fails the turn.
 // Errors of the connection end every turn (see lost).
 func (s *Session) consume(t *turn, st *wsclient.Stream) {
+	var last a2a.Event
 	for f, err := range st.Frames() {
 		var rpcErr *wsclient.Error
 		switch {
@@ -224,8 +225,18 @@ func (s *Session) consume(t *turn, st *wsclient.Stream) {
 		case err != nil:
 			return
 		case f.Event != nil:
+			last = f.Event
 			s.route(f.EventID, f.Event, t)
 		}
+	}
+	if m, ok := last.(*a2a.Message); ok && m.TaskID == "" {
+		// An answer without a task: it is the whole turn.
+		s.mu.Lock()
+		if !t.tr.ended && !s.ended {
+			s.endTurn(t, nil, runtime.EndCompleted)
+			s.flushHeld()
+		}
+		s.mu.Unlock()
 	}
 }
 

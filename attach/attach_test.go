@@ -201,6 +201,17 @@ func TestOwnTurnMatchedByItsMessage(t *testing.T) {
 		`message user "hi"`, `agent_start`, `session_update gemini-test`, `message agent "hello"`, `agent_end completed`)
 }
 
+// A message answered without a task is a whole turn.
+func TestAnswerWithoutTask(t *testing.T) {
+	s, f := attachSession(t, nil)
+	id, err := s.Send(t.Context(), runtime.TextMessage("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.respond(f.expect("SendStreamingMessage"), 0, `{"message":{"messageId":"a1","role":"ROLE_AGENT","parts":[{"text":"hello"}]}}`)
+	checkStream(t, streamOf(t, s, id), `message user "hi"`, `agent_start`, `message agent "hello"`, `agent_end completed`)
+}
+
 // A message the server refuses fails its turn.
 func TestSendRefused(t *testing.T) {
 	s, f := attachSession(t, nil)

@@ -249,7 +249,12 @@ func (c *Conn) dispatch(b []byte) error {
 	if f.EventID > 0 {
 		c.noteEventID(f.EventID)
 	}
-	if f.Method != "" && isNull(f.ID) {
+	if f.Method != "" && !isNull(f.ID) {
+		// A request from the server: docs/ws.md has none.
+		c.log.Debug("wsclient: ignored a request from the server", "method", f.Method)
+		return nil
+	}
+	if f.Method != "" {
 		n, err := c.notification(f)
 		if err != nil {
 			return err

@@ -332,6 +332,8 @@ func TestStreamEndsAtInputRequired(t *testing.T) {
 func TestNotifications(t *testing.T) {
 	s := newServer(t)
 	c, p := dial(t, s, wsclient.Options{})
+	// A request from the server (docs/ws.md has none) is ignored.
+	p.send(`{"jsonrpc":"2.0","id":1,"method":"session/ping","params":{}}`, nil)
 	p.send(`{"jsonrpc":"2.0","method":"session/attached","params":{"contextId":"c1","taskId":"t1","lastEventId":16,"replayed":0,"gap":false}}`, nil)
 	p.send(`{"jsonrpc":"2.0","method":"session/event","params":{"eventId":17,"event":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"},"history":[{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hi"}]}]}}}}`, nil)
 	// The same event as A2A 0.3 sends it (version=0.3).
