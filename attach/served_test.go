@@ -273,3 +273,20 @@ func TestServedApprovalInTheTerminal(t *testing.T) {
 		t.Errorf("a.txt: %q, %v", b, err)
 	}
 }
+
+// Abort cancels the served task: the stream ends aborted, which only
+// the task's cancelled state does.
+func TestServedAbort(t *testing.T) {
+	srv := serve(t, callTurn("run_shell_command", map[string]any{"command": "echo hi"}))
+	s := srv.session(t, nil)
+	id, err := s.Send(t.Context(), runtime.TextMessage("say hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	types(t, s, id, func(ev runtime.Event) bool { return ev.Type == runtime.EventToolRequest })
+	s.Abort(nil)
+	got := types(t, s, id, nil)
+	if last := got[len(got)-1]; last != "agent_end:aborted" {
+		t.Errorf("the stream: %q", got)
+	}
+}
