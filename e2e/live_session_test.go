@@ -97,7 +97,9 @@ func eventOf(f map[string]any) string {
 }
 
 func stateIs(state string) func(map[string]any) bool {
-	return func(f map[string]any) bool { return strings.Contains(eventOf(f), `"state":"`+state+`"`) && strings.Contains(eventOf(f), "STATE_CHANGE") }
+	return func(f map[string]any) bool {
+		return strings.Contains(eventOf(f), `"state":"`+state+`"`) && strings.Contains(eventOf(f), "STATE_CHANGE")
+	}
 }
 
 // TestLiveSessionSeedCriteria is the acceptance test of the live session
