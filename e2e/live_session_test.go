@@ -199,3 +199,43 @@ func TestLiveSessionSeedCriteria(t *testing.T) {
 	}
 	_ = termtest.Framed
 }
+
+// TestAttachSharesATerminalsSession: agentry attach drives the session
+// of an interactive terminal served with --a2a-port: a prompt from either
+// terminal is answered on both.
+func TestAttachSharesATerminalsSession(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.Enqueue(fakegemini.Text("Answer to the attached terminal."), fakegemini.Text("Answer to the host."))
+	e := newEnv(t)
+	e.geminiEnv(srv)
+	host := e.interactive("-m", "gemini-2.5-flash", "--a2a-port", "0")
+	screen := host.Scrollback()
+	port := regexp.MustCompile(`over A2A at http://127\.0\.0\.1:(\d+)`).FindStringSubmatch(screen)
+	token := regexp.MustCompile(`A2A bearer token \(shown once\): (\S+)`).FindStringSubmatch(screen)
+	if port == nil || token == nil {
+		t.Fatalf("no port or token on the host terminal:\n%s", screen)
+	}
+	guest := termtest.Start(t, termtest.Options{
+		Command: []string{binary, "attach", "ws://127.0.0.1:" + port[1] + "/ws"},
+		Env:     append(e.environ(), "AGENTRY_A2A_TOKEN="+token[1]),
+		Dir:     e.ws,
+		Cols:    120, Rows: 40,
+	})
+	guest.WaitText(promptReady)
+
+	send(guest, "from the attached terminal")
+	guest.WaitFor("the answer in the attached terminal", func(string) bool {
+		return strings.Contains(guest.Scrollback(), "Answer to the attached terminal.")
+	})
+	host.WaitFor("the guest's prompt and answer on the host", func(string) bool {
+		sb := host.Scrollback()
+		return strings.Contains(sb, "[A2A attach] from the attached terminal") && strings.Contains(sb, "Answer to the attached terminal.")
+	})
+
+	send(host, "from the host")
+	host.WaitFor("the host's answer", func(string) bool { return strings.Contains(host.Scrollback(), "Answer to the host.") })
+	guest.WaitFor("the host's prompt and answer in the attached terminal", func(string) bool {
+		sb := guest.Scrollback()
+		return strings.Contains(sb, "from the host") && strings.Contains(sb, "Answer to the host.")
+	})
+}
