@@ -208,11 +208,6 @@ func (h *httpHandler) ws(w http.ResponseWriter, r *http.Request) {
 		cv = s.defaultConvo()
 	}
 	cfg := s.wsCfg
-	// The connection outlives the request: the HTTP server's deadlines
-	// for reading a request do not apply to it (its own keep-alive does).
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		Subprotocols:   []string{WSSubprotocol},
 		OriginPatterns: s.originPatterns,

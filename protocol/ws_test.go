@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,6 +23,7 @@ import (
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/protocol/listen"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/runtime/llm"
 )
@@ -981,4 +983,41 @@ func TestWSServeAttachesTheFirstMessagesContext(t *testing.T) {
 	if f.Error == nil || !strings.Contains(f.Error.Message, "follows context") {
 		t.Fatalf("a message for another context: %+v", f)
 	}
+}
+
+// TestWSOutlivesTheHTTPServersTimeouts: a connection quiet for longer
+// than agentry serve's HTTP timeouts (header, body, idle) still works:
+// they bound requests, not the connection a request became.
+func TestWSOutlivesTheHTTPServersTimeouts(t *testing.T) {
+	h := newHarness(t, []string{textTurn("still here")})
+	sh := adopt(t, h, nil)
+	const d = 50 * time.Millisecond
+	hs := listen.NewServer(h.http.Config.Handler, listen.Limits{ReadHeaderTimeout: d, IdleTimeout: d, BodyTimeout: d, WriteByteTimeout: d})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	// The guard allows the harness's host only: dial this server under it.
+	c, _, err := websocket.Dial(ctx, "ws://"+ln.Addr().String()+protocol.WSPath, &websocket.DialOptions{
+		HTTPHeader:   http.Header{"Authorization": {"Bearer " + testToken}},
+		Subprotocols: []string{protocol.WSSubprotocol},
+		HTTPClient:   &http.Client{Transport: hostTransport(strings.TrimPrefix(h.url, "http://"))},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &wsConn{t: t, c: c, frames: make(chan wsFrame, 1024), done: make(chan struct{})}
+	go w.read()
+	t.Cleanup(func() { _ = c.CloseNow() })
+	w.attached()
+	time.Sleep(10 * d) // quiet well past every timeout
+	w.send(1, "SendStreamingMessage", messageParams("there?"))
+	if evs, _ := events(t, w.until(endsTask(t))); textOf(evs) != "still here" {
+		t.Fatalf("after a quiet spell the connection answered %s", describe(evs))
+	}
+	_ = sh
 }
