@@ -933,6 +933,16 @@ func TestWSIdleAndPing(t *testing.T) {
 	}
 }
 
+func TestWSClientWithoutPongIsClosed(t *testing.T) {
+	sh := newShared(t, []string{textTurn("x")}, nil, wsOpts(protocol.WSConfig{PingInterval: 20 * time.Millisecond}))
+	w := sh.dialWS(t, dialOpts{noRead: true}) // a client that does not read answers no ping
+	time.Sleep(time.Second)                   // many ping periods
+	go w.read()
+	if code, reason := w.closed(); code != 4002 || !strings.Contains(reason, "pong") {
+		t.Fatalf("a client without pongs closed %d %q, want 4002", code, reason)
+	}
+}
+
 type fakeNow struct {
 	mu sync.Mutex
 	t  time.Time
