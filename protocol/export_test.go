@@ -54,3 +54,14 @@ func idOf(resp []byte) json.RawMessage {
 	_ = json.Unmarshal(resp, &env)
 	return env.ID
 }
+
+// WSClients is the number of WebSocket clients following a context.
+func WSClients(s *Server, contextID string) int {
+	s.mu.Lock()
+	c := s.contexts[contextID]
+	s.mu.Unlock()
+	if c == nil || c.currentHub() == nil {
+		return 0
+	}
+	return c.currentHub().count()
+}

@@ -870,8 +870,11 @@ func (s *Server) follow(ctx context.Context, t *liveTask, from int, yield func(a
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			// The client went away (its request's context ended).
-			s.clientLeft(t)
+			// The client went away (its request's context ended). On a
+			// shared session (/ws) the turn is everyone's: it goes on.
+			if wsFrom(ctx) == nil {
+				s.clientLeft(t)
+			}
 			return
 		}
 	}

@@ -353,6 +353,13 @@ func (c *wsClient) join(cv *convo, resume bool, last int64) {
 		c.offer(&hubEvent{seq: h.seq, task: active.id, idx: -1, ev: active.snapshotLocked(nil)})
 	}
 	h.clients[c] = struct{}{}
+	c.mu.Lock()
+	gone := c.dead
+	c.mu.Unlock()
+	if gone {
+		// It left while joining: its reader's leave may have come first.
+		delete(h.clients, c)
+	}
 }
 
 // follow attaches a connection that named no context to the context its
@@ -577,6 +584,7 @@ func (c *wsClient) readLoop() {
 	defer func() {
 		c.mu.Lock()
 		cv, dead := c.c, c.dead
+		c.dead = true // no more frames, and no join after the leave below
 		c.mu.Unlock()
 		if cv != nil {
 			if h := cv.currentHub(); h != nil {

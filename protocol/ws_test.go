@@ -1031,3 +1031,34 @@ func TestWSOutlivesTheHTTPServersTimeouts(t *testing.T) {
 	}
 	_ = sh
 }
+
+// TestWSSenderLeavingDoesNotAbortTheTurn: on a shared session a turn is
+// everyone's; its sender disconnecting mid-turn leaves it to the others
+// (a client of the HTTP binding leaving would abort it).
+func TestWSSenderLeavingDoesNotAbortTheTurn(t *testing.T) {
+	model := gatedModel{chunks: []string{"first ", "second"}, next: make(chan struct{})}
+	h := newHarness(t, nil)
+	h.resolver = model
+	sh := adopt(t, h, nil)
+	a := sh.dialWS(t, dialOpts{})
+	a.attached()
+	b := sh.dialWS(t, dialOpts{})
+	b.attached()
+	a.send(1, "SendMessage", messageParams("go"))
+	model.next <- struct{}{}
+	b.until(func(f wsFrame) bool { evs, _ := events(t, []wsFrame{f}); return textOf(evs) == "first " })
+	_ = a.c.Close(websocket.StatusNormalClosure, "bye")
+	<-a.done
+	for protocol.WSClients(h.srv, sh.sess.ID()) != 1 {
+		time.Sleep(time.Millisecond) // polling for the leave, not asserting a time
+	}
+	select {
+	case model.next <- struct{}{}:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the model stopped streaming: the turn was aborted when its sender left")
+	}
+	evs, _ := events(t, b.until(endsTask(t)))
+	if !strings.HasSuffix(describe(evs), "STATE_CHANGE:completed") || textOf(evs) != "second" {
+		t.Fatalf("after its sender left the turn went %s", describe(evs))
+	}
+}
