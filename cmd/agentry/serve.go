@@ -218,7 +218,8 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	} else {
 		fmt.Fprintf(io.err, "agentry serve: bearer token from %s\n", tokenSource)
 	}
-	fmt.Fprintf(io.err, "agentry serve: listening on %s (agent card %s/.well-known/agent-card.json, live sessions ws://%s/ws)\n", base, base, strings.TrimPrefix(base, "http://"))
+	fmt.Fprintf(io.err, "agentry serve: live sessions (docs/ws.md) at ws://%s/ws\n", strings.TrimPrefix(base, "http://"))
+	fmt.Fprintf(io.err, "agentry serve: listening on %s (agent card %s/.well-known/agent-card.json)\n", base, base)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
