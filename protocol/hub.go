@@ -115,8 +115,10 @@ func (h *hub) count() int {
 	return len(h.clients)
 }
 
-// close ends every client: the session is gone.
-func (h *hub) close(code websocket.StatusCode, reason string) {
+// close ends every client, each after the frames already queued for it
+// (the end of a turn that just finished): the session is gone. It
+// returns the clients closed.
+func (h *hub) close(code websocket.StatusCode, reason string) []*wsClient {
 	h.mu.Lock()
 	h.closed = true
 	cs := make([]*wsClient, 0, len(h.clients))
@@ -126,6 +128,10 @@ func (h *hub) close(code websocket.StatusCode, reason string) {
 	clear(h.clients)
 	h.mu.Unlock()
 	for _, c := range cs {
-		c.fail(code, reason)
+		c.mu.Lock()
+		c.flush = true
+		c.failLocked(code, reason)
+		c.mu.Unlock()
 	}
+	return cs
 }

@@ -153,6 +153,8 @@ type wsClient struct {
 	code   websocket.StatusCode
 	reason string
 	wake   chan struct{}
+	// written is closed when the writer is done.
+	written chan struct{}
 }
 
 // ws serves GET /ws: the handshake's checks, then the connection.
@@ -228,6 +230,7 @@ func (h *httpHandler) ws(w http.ResponseWriter, r *http.Request) {
 		header: header, host: r.Host, remote: r.RemoteAddr,
 		slots: make(chan struct{}, wsMaxInFlight),
 		owned: map[a2a.TaskID]ownStream{}, wake: make(chan struct{}, 1),
+		written: make(chan struct{}),
 	}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	c.touch()
@@ -449,6 +452,7 @@ func (c *wsClient) failLocked(code websocket.StatusCode, reason string) {
 // writeLoop writes the queued frames in order; it closes the connection
 // when the client fails.
 func (c *wsClient) writeLoop() {
+	defer close(c.written)
 	defer c.cancel()
 	buf := make([]byte, 0, 4096)
 	for {
@@ -929,11 +933,27 @@ func (w *frameWriter) finish() {
 	w.c.push(outFrame{raw: bytes.Clone(b)})
 }
 
-// closeAll closes every WebSocket client of the server's contexts.
+// closeHubs closes every WebSocket client of the contexts cs and waits,
+// at most the write timeout, for each to be sent what was queued for it
+// and the close: a server that shuts down as a turn ends (a headless
+// run's) still delivers the turn's last events.
 func (s *Server) closeHubs(cs []*convo) {
+	var clients []*wsClient
 	for _, c := range cs {
 		if h := c.currentHub(); h != nil {
-			h.close(websocket.StatusGoingAway, "the server is shutting down")
+			clients = append(clients, h.close(websocket.StatusGoingAway, "the server is shutting down")...)
+		}
+	}
+	if len(clients) == 0 {
+		return
+	}
+	deadline := time.NewTimer(s.wsCfg.WriteTimeout)
+	defer deadline.Stop()
+	for _, c := range clients {
+		select {
+		case <-c.written:
+		case <-deadline.C:
+			return
 		}
 	}
 }

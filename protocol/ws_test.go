@@ -1058,3 +1058,50 @@ func TestWSSenderLeavingDoesNotAbortTheTurn(t *testing.T) {
 		t.Fatalf("after its sender left the turn went %s", describe(evs))
 	}
 }
+
+// TestWSCloseDeliversWhatIsQueued: a server shutting down (a headless
+// run with --a2a-port closes its server as soon as its turn ends) writes
+// what it queued for a client before closing it 1001, so a client that
+// is megabytes behind still gets the turn to its end.
+func TestWSCloseDeliversWhatIsQueued(t *testing.T) {
+	// 16 chunks of 512 KB: twice what the kernel buffers for a client
+	// that is not reading yet, so many of its frames are queued.
+	chunks := make([]string, 16)
+	rnd := rand.New(rand.NewPCG(3, 4)) // text without repeats, which loop detection would stop
+	for i := range chunks {
+		var b strings.Builder
+		for b.Len() < 512<<10 {
+			fmt.Fprintf(&b, "%x ", rnd.Uint64())
+		}
+		chunks[i] = b.String()[:512<<10]
+	}
+	model := gatedModel{chunks: chunks, next: make(chan struct{})}
+	close(model.next)
+	h := newHarness(t, nil, wsOpts(protocol.WSConfig{WriteTimeout: time.Minute}))
+	h.resolver = model
+	sh := adopt(t, h, nil)
+	behind := sh.dialWS(t, dialOpts{noRead: true})
+	w := sh.dialWS(t, dialOpts{})
+	w.attached()
+	w.send(1, "SendStreamingMessage", messageParams("flood"))
+	w.until(endsTask(t))
+
+	closed := make(chan error, 1)
+	go func() { closed <- sh.srv.Close() }()
+	// The reading client's close says the shutdown has begun.
+	if code, reason := w.closed(); code != websocket.StatusGoingAway || !strings.Contains(reason, "shutting down") {
+		t.Errorf("the reading client was closed %d %q, want 1001", code, reason)
+	}
+	go behind.read()
+	behind.attached()
+	evs, _ := events(t, behind.until(endsTask(t)))
+	if got := textOf(evs); got != strings.Join(chunks, "") {
+		t.Errorf("the client behind got %d bytes of the turn's %d", len(got), len(strings.Join(chunks, "")))
+	}
+	if code, reason := behind.closed(); code != websocket.StatusGoingAway || !strings.Contains(reason, "shutting down") {
+		t.Errorf("the client behind was closed %d %q, want 1001", code, reason)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+}
