@@ -559,7 +559,8 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 	if printed {
 		fmt.Fprintf(io.err, "%s: A2A bearer token (shown once): %s\n", label, token)
 	}
-	fmt.Fprintf(io.err, "%s: serving session %s over A2A at %s (live: ws://127.0.0.1:%d/ws)\n", label, id, base, port)
+	fmt.Fprintf(io.err, "%s: live session (docs/ws.md) at ws://127.0.0.1:%d/ws\n", label, port)
+	fmt.Fprintf(io.err, "%s: serving session %s over A2A at %s\n", label, id, base)
 	return &servedRun{srv: srv, hs: hs, sess: sess}, nil
 }
 
