@@ -289,6 +289,9 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if code, ok := wsIdleClientsMain(); ok {
+		os.Exit(code)
+	}
 	if url := os.Getenv(benchClientEnv); url != "" {
 		n, err := strconv.Atoi(os.Getenv(benchStreamsEnv))
 		if err == nil {

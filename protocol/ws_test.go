@@ -873,11 +873,9 @@ func (g gatedModel) GenerateContentStream(ctx context.Context, _ string, _ []*ge
 	}
 }
 
-func TestWSSlowClientIsClosedAndOthersGoOn(t *testing.T) {
-	// 400 chunks of 64 KB: far more than the kernel buffers a client that
-	// stops reading, so its frames pile up on the server. The model sends
-	// a chunk only once the reading client has the previous one, so that
-	// client never has more than a frame or two queued.
+// floodChunks is 400 chunks of 64 KB: far more than the kernel buffers
+// a client that stops reading, so its frames pile up on the server.
+func floodChunks() []string {
 	chunks := make([]string, 400)
 	rnd := rand.New(rand.NewPCG(1, 2)) // text without repeats, which loop detection would stop
 	for i := range chunks {
@@ -887,16 +885,18 @@ func TestWSSlowClientIsClosedAndOthersGoOn(t *testing.T) {
 		}
 		chunks[i] = b.String()[:64<<10]
 	}
-	model := gatedModel{chunks: chunks, next: make(chan struct{})}
-	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 16, WriteTimeout: time.Minute}))
-	h.resolver = model
-	sh := adopt(t, h, nil)
-	stuck := sh.dialWS(t, dialOpts{noRead: true})
-	fast := sh.dialWS(t, dialOpts{})
+	return chunks
+}
+
+// flood has fast stream model's chunks while stuck reads nothing. The
+// model sends a chunk only once the reading client has the previous one,
+// so that client never has more than a frame or two queued.
+func flood(t *testing.T, model gatedModel, fast *wsConn) {
+	t.Helper()
 	fast.attached()
 	fast.send(1, "SendStreamingMessage", messageParams("flood"))
 	var text strings.Builder
-	for i := range chunks {
+	for i := range model.chunks {
 		model.next <- struct{}{}
 		for text.Len() < (i+1)*(64<<10) {
 			f := fast.next()
@@ -908,13 +908,40 @@ func TestWSSlowClientIsClosedAndOthersGoOn(t *testing.T) {
 		}
 	}
 	fast.until(endsTask(t))
-	if text.String() != strings.Join(chunks, "") {
-		t.Fatalf("the reading client got %d bytes of %d", text.Len(), len(strings.Join(chunks, "")))
+	if text.String() != strings.Join(model.chunks, "") {
+		t.Fatalf("the reading client got %d bytes of %d", text.Len(), len(strings.Join(model.chunks, "")))
 	}
+}
+
+func TestWSSlowClientIsClosedAndOthersGoOn(t *testing.T) {
+	model := gatedModel{chunks: floodChunks(), next: make(chan struct{})}
+	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 16, WriteTimeout: time.Minute}))
+	h.resolver = model
+	sh := adopt(t, h, nil)
+	stuck := sh.dialWS(t, dialOpts{noRead: true})
+	flood(t, model, sh.dialWS(t, dialOpts{}))
 	go stuck.read() // reading again, it finds the close after what was sent
 	code, reason := stuck.closed()
 	if code != 4000 || !strings.Contains(reason, "fell behind") {
 		t.Fatalf("the stuck client was closed %d %q, want 4000", code, reason)
+	}
+}
+
+func TestWSStalledWriteDropsTheClient(t *testing.T) {
+	// The stuck client's queue has room for the whole answer, so only the
+	// write timeout can drop it: the server's write to it stalls once the
+	// kernel's buffers are full.
+	model := gatedModel{chunks: floodChunks(), next: make(chan struct{})}
+	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 1 << 16, WriteTimeout: 2 * time.Second}))
+	h.resolver = model
+	sh := adopt(t, h, nil)
+	stuck := sh.dialWS(t, dialOpts{noRead: true})
+	flood(t, model, sh.dialWS(t, dialOpts{}))
+	go stuck.read()
+	// The server closed the connection under a stalled write: no close
+	// frame could follow what the kernel had buffered.
+	if code, reason := stuck.closed(); code != -1 {
+		t.Fatalf("the stuck client was closed %d %q, want the connection dropped without a close frame", code, reason)
 	}
 }
 
