@@ -65,3 +65,7 @@ func WSClients(s *Server, contextID string) int {
 	}
 	return c.currentHub().count()
 }
+
+// TraceWS has fn see every frame a /ws connection of s reads (read) or
+// is about to write; conn identifies the connection.
+func TraceWS(s *Server, fn func(read bool, conn any, frame []byte)) { s.wsTrace = fn }

@@ -207,6 +207,9 @@ type Server struct {
 
 	wsCfg          WSConfig
 	originPatterns []string
+	// wsTrace, set by benchmarks, sees every frame a /ws connection reads
+	// (read) or writes, as it is read or about to be written.
+	wsTrace func(read bool, conn any, frame []byte)
 	// decided remembers the answered calls of recently finished tasks
 	// ("proceed_once by the terminal"), so that a late answer learns who
 	// decided; decidedOrder bounds it.

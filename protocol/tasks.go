@@ -787,9 +787,18 @@ func (s *Server) record(t *liveTask, evs ...a2a.Event) {
 		return
 	}
 	changes, task := t.apply(evs...)
+	// A final state is stored before anyone hears of it: a client told
+	// "completed" finds the task completed after a restart. Other changes
+	// (working again after a confirmation) go out first: a restart marks
+	// a task it finds unfinished failed whatever its stored state, and the
+	// store's copy of the task (a2a-go's in-memory store encodes it with
+	// gob) would otherwise stand between an answer and everyone hearing
+	// of it.
+	final := len(changes) > 0 && terminal(changes[len(changes)-1])
+	if !final {
+		t.publish(evs...)
+	}
 	if len(changes) > 0 {
-		// Stored before anyone hears of it: a client told "completed"
-		// finds the task completed after a restart.
 		t.mu.Lock()
 		prev := t.version
 		t.mu.Unlock()
@@ -802,7 +811,9 @@ func (s *Server) record(t *liveTask, evs ...a2a.Event) {
 			t.mu.Unlock()
 		}
 	}
-	t.publish(evs...)
+	if final {
+		t.publish(evs...)
+	}
 	if len(changes) > 0 {
 		s.pushChanges(t, changes)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -491,6 +492,9 @@ func (c *wsClient) writeLoop() {
 					continue
 				}
 				stalled.Reset(c.cfg.WriteTimeout)
+				if tr := c.s.wsTrace; tr != nil {
+					tr(false, c, buf)
+				}
 				err := c.conn.Write(c.ctx, websocket.MessageText, buf)
 				stalled.Stop()
 				if err != nil {
@@ -619,6 +623,9 @@ func (c *wsClient) readLoop() {
 			return // closed, too big (coder/websocket sent 1009), or gone
 		}
 		c.touch()
+		if tr := c.s.wsTrace; tr != nil {
+			tr(true, c, data)
+		}
 		if typ != websocket.MessageText {
 			c.fail(websocket.StatusUnsupportedData, "binary frames are not used: send each JSON-RPC request as a text frame")
 			return
@@ -644,7 +651,10 @@ const (
 
 // handle answers one frame; false closes the connection.
 func (c *wsClient) handle(data []byte) bool {
-	if !json.Valid(data) {
+	var env rpcEnvelope
+	err := json.Unmarshal(data, &env)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) || err != nil && !json.Valid(data) {
 		c.mu.Lock()
 		c.pushLocked(outFrame{raw: rpcErrorFrame(nil, rpcParseError, "the frame is not JSON: send one JSON-RPC 2.0 request per text frame")})
 		c.flush = true
@@ -652,8 +662,7 @@ func (c *wsClient) handle(data []byte) bool {
 		c.mu.Unlock()
 		return false
 	}
-	var env rpcEnvelope
-	if err := json.Unmarshal(data, &env); err != nil || env.JSONRPC != "2.0" || env.Method == "" {
+	if err != nil || env.JSONRPC != "2.0" || env.Method == "" {
 		c.push(outFrame{raw: rpcErrorFrame(env.ID, rpcInvalidRequest, `not a JSON-RPC 2.0 request: want {"jsonrpc": "2.0", "id": …, "method": …, "params": …}`)})
 		return true
 	}
@@ -771,26 +780,33 @@ func (c *wsClient) callContext(call *wsCall, legacy bool) context.Context {
 // responses (they come through the hub, in order with the session's
 // other events).
 func (c *wsClient) sendStreaming(env rpcEnvelope, legacy bool) {
-	params, err := c.withContext(env.Params)
-	if err != nil {
-		c.push(outFrame{raw: rpcErrorFrame(env.ID, rpcInvalidParams, err.Error())})
-		return
-	}
 	var req *a2a.SendMessageRequest
+	var err error
 	if legacy {
 		var p a2alegacy.MessageSendParams
-		if err = json.Unmarshal(params, &p); err == nil {
+		if err = json.Unmarshal(env.Params, &p); err == nil {
 			req, err = a2av0.ToV1SendMessageRequest(&p)
 		}
 	} else {
 		req = &a2a.SendMessageRequest{}
-		err = json.Unmarshal(params, req)
+		err = json.Unmarshal(env.Params, req)
 	}
 	call := &wsCall{client: c, id: env.ID, stream: true, legacy: legacy}
 	ctx := c.callContext(call, legacy)
 	if err != nil {
 		c.push(outFrame{raw: c.errorFrame(ctx, env.ID, legacy, paramsError(err))})
 		return
+	}
+	if m := req.Message; m != nil {
+		// Every message on a connection is a turn of its session.
+		switch follows := c.contextID(); {
+		case follows == "" || m.ContextID == follows:
+		case m.ContextID == "":
+			m.ContextID = follows
+		default:
+			c.push(outFrame{raw: rpcErrorFrame(env.ID, rpcInvalidParams, errWrongContext{follows, m.ContextID}.Error())})
+			return
+		}
 	}
 	if req.Config == nil {
 		req.Config = &a2a.SendMessageConfig{}

@@ -511,7 +511,7 @@ func BenchmarkWSConfirmationRoundTrip(b *testing.B) {
 	sh := adopt(b, h, nil)
 	drainTurns(b, sh)
 	cs := dialRaw(b, sh, clients)
-	var answer, all, floor []time.Duration
+	var answer, all, floor, server []time.Duration
 	// each runs f on every client at once, then, once every client
 	// is reading, then; it fails the benchmark on the first error.
 	each := func(f func(i int, c *rawConn) error, then func()) {
@@ -531,6 +531,27 @@ func BenchmarkWSConfirmationRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The server's own part, seen from inside: from reading the answer's
+	// frame to writing the EXECUTING update to the answering client.
+	var (
+		traceMu    sync.Mutex
+		want       []byte
+		answerConn any
+		readAt     time.Time
+		inServer   []time.Duration
+	)
+	protocol.TraceWS(h.srv, func(read bool, conn any, frame []byte) {
+		traceMu.Lock()
+		defer traceMu.Unlock()
+		switch {
+		case want == nil:
+		case read && bytes.Contains(frame, want):
+			answerConn, readAt = conn, time.Now()
+		case !read && conn == answerConn && !readAt.IsZero() && bytes.Contains(frame, []byte(`"status":"EXECUTING"`)) && !bytes.Contains(frame, []byte("live_content")):
+			inServer = append(inServer, time.Since(readAt))
+			readAt = time.Time{}
+		}
+	})
 	goruntime.GC()
 	b.ResetTimer()
 	for i := range b.N * turns {
@@ -559,12 +580,18 @@ func BenchmarkWSConfirmationRoundTrip(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		traceMu.Lock()
+		want = []byte(fmt.Sprintf(`"ok-%d"`, i))
+		traceMu.Unlock()
 		arrived := make([]time.Time, len(cs))
-		var sent time.Time
+		var sent, made time.Time
 		each(func(j int, c *rawConn) error {
-			_, at, err := c.untilFrame(isExecuting)
+			ev, at, err := c.untilFrame(isExecuting)
 			if err != nil {
 				return err
+			}
+			if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && j == 0 && u.Status.Timestamp != nil {
+				made = *u.Status.Timestamp
 			}
 			arrived[j] = at
 			_, _, err = c.untilFrame(isState(a2a.TaskStateCompleted))
@@ -574,6 +601,11 @@ func BenchmarkWSConfirmationRoundTrip(b *testing.B) {
 			cs[0].sendRaw(req)
 		})
 		answer = append(answer, arrived[0].Sub(sent))
+		if !made.IsZero() {
+			// The server's part: from the answer's write to the EXECUTING
+			// update being made and broadcast (its status timestamp).
+			server = append(server, made.Sub(sent))
+		}
 		all = append(all, slices.MaxFunc(arrived, time.Time.Compare).Sub(sent))
 		// The floor: a request with one response on the same connection
 		// (the task, from memory), the session idle.
@@ -599,6 +631,13 @@ func BenchmarkWSConfirmationRoundTrip(b *testing.B) {
 	b.ReportMetric(µs(all, 50), "all-p50-µs")
 	b.ReportMetric(µs(all, 99), "all-p99-µs")
 	b.ReportMetric(µs(floor, 50), "gettask-p50-µs")
+	if len(server) > 0 {
+		b.ReportMetric(µs(server, 50), "made-p50-µs")
+	}
+	if len(inServer) > 0 {
+		b.ReportMetric(µs(inServer, 50), "server-p50-µs")
+		b.ReportMetric(µs(inServer, 99), "server-p99-µs")
+	}
 }
 
 // The idle-client benchmark's clients run in a process of their own, the
