@@ -33,9 +33,13 @@ import (
 	"github.com/agentry-dev/agentry/tui"
 )
 
-// Origin is Turn.Origin for the turns others start: the protocol does not
-// say who sent a prompt.
+// Origin is Turn.Origin for the turns others start when the server does
+// not say who sent them.
 const Origin = "A2A"
+
+// originKey is the metadata key of a turn's first message naming its
+// sender (docs/ws.md): "terminal", or "A2A <name>".
+const originKey = "agentry/origin"
 
 const (
 	// cancelTimeout bounds a CancelTask call of Abort.
@@ -451,7 +455,7 @@ func (s *Session) startRemote(id a2a.TaskID, ev a2a.Event) *turn {
 	s.q.Emit(t.stream, runtime.Event{Type: runtime.EventMessage, Message: &runtime.Message{Role: runtime.RoleUser, Content: []runtime.ContentPart{runtime.TextPart(prompt)}}})
 	s.q.Emit(t.stream, runtime.Event{Type: runtime.EventAgentStart})
 	select {
-	case s.announce <- tui.Turn{StreamID: t.stream, Origin: Origin, Text: prompt}:
+	case s.announce <- tui.Turn{StreamID: t.stream, Origin: originOf(ev), Text: prompt}:
 	case <-s.ctx.Done():
 	}
 	return t
@@ -606,4 +610,15 @@ func toParts(content []runtime.ContentPart) (a2a.ContentParts, error) {
 		return nil, errors.New("the message has no content")
 	}
 	return out, nil
+}
+
+// originOf is who sent a task's prompt, as the server records it on the
+// task's first message.
+func originOf(ev a2a.Event) string {
+	if task, ok := ev.(*a2a.Task); ok && len(task.History) > 0 && task.History[0] != nil {
+		if o, ok := task.History[0].Metadata[originKey].(string); ok && o != "" {
+			return o
+		}
+	}
+	return Origin
 }

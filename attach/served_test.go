@@ -218,7 +218,7 @@ func TestServedSession(t *testing.T) {
 		}
 	}
 	turn := <-s.Turns()
-	if turn.Text != "And now?" || turn.Origin != Origin {
+	if turn.Text != "And now?" || turn.Origin != "A2A vscode" {
 		t.Errorf("turn %+v", turn)
 	}
 	got = types(t, s, turn.StreamID, nil)

@@ -236,6 +236,6 @@ func TestAttachSharesATerminalsSession(t *testing.T) {
 	host.WaitFor("the host's answer", func(string) bool { return strings.Contains(host.Scrollback(), "Answer to the host.") })
 	guest.WaitFor("the host's prompt and answer in the attached terminal", func(string) bool {
 		sb := guest.Scrollback()
-		return strings.Contains(sb, "from the host") && strings.Contains(sb, "Answer to the host.")
+		return strings.Contains(sb, "[terminal] from the host") && strings.Contains(sb, "Answer to the host.")
 	})
 }

@@ -179,3 +179,23 @@ func optionFor(o runtime.Outcome) string {
 	}
 	return devtool.OptionCancel
 }
+
+// OriginKey is the metadata key of a turn's first message that says who
+// sent it on a shared session: "terminal" for the driver's own prompts,
+// "A2A" or "A2A <name>" for a /ws client's (docs/ws.md).
+const OriginKey = "agentry/origin"
+
+// originOf names the sender of a message that starts a task on a shared
+// session; "" for the other bindings, whose messages are left as sent.
+func originOf(ctx context.Context) string {
+	switch o := wsFrom(ctx); {
+	case driverFrom(ctx):
+		return "terminal"
+	case o == nil:
+		return ""
+	case o.client.name != "":
+		return "A2A " + o.client.name
+	default:
+		return "A2A"
+	}
+}

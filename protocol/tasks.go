@@ -559,6 +559,14 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 	}
 	msg := *m
 	msg.ContextID = contextID
+	if origin := originOf(ctx); origin != "" {
+		// Who sent it, for the clients sharing the session (docs/ws.md).
+		msg.Metadata = maps.Clone(msg.Metadata)
+		if msg.Metadata == nil {
+			msg.Metadata = map[string]any{}
+		}
+		msg.Metadata[OriginKey] = origin
+	}
 	id := a2a.NewTaskID()
 	msg.TaskID = id
 	task := &a2a.Task{ID: id, ContextID: contextID, History: []*a2a.Message{&msg},
