@@ -205,7 +205,7 @@ func TestLiveSessionSeedCriteria(t *testing.T) {
 // terminal is answered on both.
 func TestAttachSharesATerminalsSession(t *testing.T) {
 	srv := fakegemini.New(t)
-	srv.Enqueue(fakegemini.Text("Answer to the attached terminal."), fakegemini.Text("Answer to the host."))
+	srv.Enqueue(fakegemini.Text("Answer before the attach."), fakegemini.Text("Answer to the attached terminal."), fakegemini.Text("Answer to the host."))
 	e := newEnv(t)
 	e.geminiEnv(srv)
 	host := e.interactive("-m", "gemini-2.5-flash", "--a2a-port", "0")
@@ -215,11 +215,19 @@ func TestAttachSharesATerminalsSession(t *testing.T) {
 	if port == nil || token == nil {
 		t.Fatalf("no port or token on the host terminal:\n%s", screen)
 	}
+	send(host, "before the attach")
+	host.WaitFor("the first answer", func(s string) bool {
+		return strings.Contains(host.Scrollback(), "Answer before the attach.") && strings.Contains(s, promptReady) && !strings.Contains(s, "Responding")
+	})
 	guest := termtest.Start(t, termtest.Options{
 		Command: []string{binary, "attach", "ws://127.0.0.1:" + port[1] + "/ws"},
 		Env:     append(e.environ(), "AGENTRY_A2A_TOKEN="+token[1]),
 		Dir:     e.ws,
 		Cols:    120, Rows: 40,
+	})
+	guest.WaitFor("the conversation so far in the attached terminal", func(string) bool {
+		sb := guest.Scrollback()
+		return strings.Contains(sb, "[terminal] before the attach") && strings.Contains(sb, "Answer before the attach.")
 	})
 	guest.WaitText(promptReady)
 

@@ -619,6 +619,9 @@ func (s *Server) Adopt(sess Session, workspace string, opts ...AdoptOption) erro
 	for _, o := range opts {
 		o(c)
 	}
+	// A shared session keeps its events from the start, so that a client
+	// joining later can be given the conversation so far.
+	c.hub = newHub(s.wsCfg.ReplayEvents)
 	c.unsub = sess.Subscribe(func(ev runtime.Event) { c.route(ev.StreamID, item{ev: ev}) })
 	s.mu.Lock()
 	defer s.mu.Unlock()

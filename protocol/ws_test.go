@@ -1132,3 +1132,27 @@ func TestWSCloseDeliversWhatIsQueued(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestWSFromTheStart: a shared session keeps its events from the start,
+// so a client that joins later with lastEventId=0 gets the conversation
+// so far before the live turns.
+func TestWSFromTheStart(t *testing.T) {
+	sh := newShared(t, []string{textTurn("earlier answer")}, nil)
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("earlier prompt"))
+	m.ContextID = sh.sess.ID()
+	if _, _, err := sh.srv.Submit(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	w := sh.dialWS(t, dialOpts{query: "lastEventId=0"})
+	p := w.attached()
+	if p["gap"] != false {
+		t.Fatalf("attached %v: want every event from the first", p)
+	}
+	evs, ids := events(t, w.until(endsTask(t)))
+	if ids[0] != 1 || textOf(evs) != "earlier answer" {
+		t.Fatalf("replayed %v: %s", ids, describe(evs))
+	}
+	if task := evs[0].(*a2a.Task); task.History[0].Metadata[protocol.OriginKey] != "terminal" {
+		t.Fatalf("the driver's prompt is not marked as the terminal's: %v", task.History[0].Metadata)
+	}
+}

@@ -88,7 +88,9 @@ func attachTarget(f *attachFlags, args []string, getenv func(string) string) (st
 	if len(f.name) > maxClientName || strings.ContainsFunc(f.name, func(r rune) bool { return !unicode.IsPrint(r) }) {
 		return "", wsclient.Options{}, &inputError{fmt.Sprintf("agentry attach: --name must be at most %d printable characters", maxClientName)}
 	}
-	return raw, wsclient.Options{Token: token, Name: f.name, ContextID: f.contextID}, nil
+	// From the session's start: the terminal shows the conversation so far
+	// (as much as the server keeps), then the live turns.
+	return raw, wsclient.Options{Token: token, Name: f.name, ContextID: f.contextID, FromStart: true}, nil
 }
 
 // runAttach runs the interactive terminal over a served session.

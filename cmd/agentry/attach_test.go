@@ -31,9 +31,9 @@ func TestAttachTarget(t *testing.T) {
 		errHas string
 	}{
 		{name: "defaults", flags: attachFlags{name: "attach"}, token: "tok",
-			url: "ws://127.0.0.1:41242/ws", opts: wsclient.Options{Token: "tok", Name: "attach"}},
+			url: "ws://127.0.0.1:41242/ws", opts: wsclient.Options{Token: "tok", Name: "attach", FromStart: true}},
 		{name: "URL and flags", flags: attachFlags{name: "laptop", contextID: "ctx-1"}, args: []string{"wss://box.example:9000/ws"}, token: " tok \n",
-			url: "wss://box.example:9000/ws", opts: wsclient.Options{Token: "tok", Name: "laptop", ContextID: "ctx-1"}},
+			url: "wss://box.example:9000/ws", opts: wsclient.Options{Token: "tok", Name: "laptop", ContextID: "ctx-1", FromStart: true}},
 		{name: "no token", flags: attachFlags{name: "attach"}, errHas: tokenEnv},
 		{name: "not a WebSocket URL", flags: attachFlags{name: "attach"}, args: []string{"ftp://host/ws"}, token: "tok", errHas: "not a ws:// or wss:// URL"},
 		{name: "no host", flags: attachFlags{name: "attach"}, args: []string{"127.0.0.1:41242"}, token: "tok", errHas: "not a ws:// or wss:// URL"},

@@ -74,6 +74,9 @@ type Options struct {
 	// LastEventID is the last event a previous connection saw (its
 	// Conn.LastEventID), to reconnect without a gap; 0 is a new client.
 	LastEventID int64
+	// FromStart asks for every event the session still keeps (the
+	// turns so far, as notifications) before the live ones.
+	FromStart bool
 	// Version is "0.3" for A2A 0.3 payloads in notifications; "" is 1.0.
 	// DecodeEvent reads both.
 	Version string
@@ -174,7 +177,7 @@ func dialURL(rawURL string, opts Options) (*url.URL, error) {
 		}
 	}
 	set("contextId", opts.ContextID)
-	if opts.LastEventID > 0 {
+	if opts.LastEventID > 0 || opts.FromStart {
 		set("lastEventId", strconv.FormatInt(opts.LastEventID, 10))
 	}
 	set("name", opts.Name)
