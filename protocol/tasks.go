@@ -795,14 +795,15 @@ func (s *Server) record(t *liveTask, evs ...a2a.Event) {
 		return
 	}
 	changes, task := t.apply(evs...)
-	// A final state is stored before anyone hears of it: a client told
-	// "completed" finds the task completed after a restart. Other changes
-	// (working again after a confirmation) go out first: a restart marks
-	// a task it finds unfinished failed whatever its stored state, and the
-	// store's copy of the task (a2a-go's in-memory store encodes it with
-	// gob) would otherwise stand between an answer and everyone hearing
-	// of it.
-	final := len(changes) > 0 && terminal(changes[len(changes)-1])
+	// A state that ends an execution is stored before anyone hears of it:
+	// a client told "completed" finds the task completed after a restart,
+	// and one told input-required finds it failed for the reason a restart
+	// gives a parked run. Working again after a confirmation goes out
+	// first: a restart fails a task it finds working whatever else it
+	// stored, and the store's copy of the task (a2a-go's in-memory store
+	// encodes it with gob) would otherwise stand between an answer and
+	// everyone hearing of it.
+	final := len(changes) > 0 && ends(changes[len(changes)-1])
 	if !final {
 		t.publish(evs...)
 	}

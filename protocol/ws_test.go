@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
 	"github.com/coder/websocket"
 	"google.golang.org/genai"
 
@@ -1154,5 +1155,58 @@ func TestWSFromTheStart(t *testing.T) {
 	}
 	if task := evs[0].(*a2a.Task); task.History[0].Metadata[protocol.OriginKey] != "terminal" {
 		t.Fatalf("the driver's prompt is not marked as the terminal's: %v", task.History[0].Metadata)
+	}
+}
+
+// gatedStore is a task store whose update to a held state waits until
+// the test lets it through.
+type gatedStore struct {
+	taskstore.Store
+	hold    a2a.TaskState
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (g *gatedStore) Update(ctx context.Context, u *taskstore.UpdateRequest) (taskstore.TaskVersion, error) {
+	if u.Task.Status.State == g.hold {
+		g.once.Do(func() {
+			close(g.entered)
+			<-g.release
+		})
+	}
+	return g.Store.Update(ctx, u)
+}
+
+// TestStateEndingAnExecutionIsStoredFirst: input-required (like a final
+// state) reaches no client before the store has it, so that a restart
+// finds the task parked; working again after a confirmation may go out
+// first.
+func TestStateEndingAnExecutionIsStoredFirst(t *testing.T) {
+	store := &gatedStore{
+		Store: taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: protocol.SingleUser}),
+		hold:  a2a.TaskStateInputRequired, entered: make(chan struct{}), release: make(chan struct{}),
+	}
+	h := newHarness(t, shellRun, func(c *protocol.Config, _ *config.Settings) { c.TaskStore = store })
+	done := make(chan a2a.SendMessageResult, 1)
+	go func() {
+		res, err := h.client("jsonrpc").SendMessage(t.Context(), &a2a.SendMessageRequest{Message: userMessage("log a run", "")})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-store.entered
+	var early a2a.SendMessageResult
+	select {
+	case early = <-done:
+	case <-time.After(200 * time.Millisecond): // it must not come at all while the store holds
+	}
+	close(store.release)
+	if early != nil {
+		t.Fatalf("the client heard of input-required before it was stored: %v", early)
+	}
+	if res := <-done; res.(*a2a.Task).Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("SendMessage: %v", res)
 	}
 }
