@@ -700,7 +700,7 @@ func (c *wsClient) serve(env rpcEnvelope) {
 	case "SendMessage", "message/send":
 		params, err := c.withContext(env.Params)
 		if err != nil {
-			c.push(outFrame{raw: rpcErrorFrame(env.ID, rpcInvalidParamsCode(err), err.Error())})
+			c.push(outFrame{raw: rpcErrorFrame(env.ID, rpcInvalidParams, err.Error())})
 			return
 		}
 		env.Params = params
@@ -718,7 +718,6 @@ func (e errWrongContext) Error() string {
 	return fmt.Sprintf("this connection follows context %s; open another connection (contextId=%s) for context %s", e.follows, e.named, e.named)
 }
 
-func rpcInvalidParamsCode(error) int { return rpcInvalidParams }
 
 // contextID is the context the connection follows, "" before any.
 func (c *wsClient) contextID() string {
