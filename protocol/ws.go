@@ -718,7 +718,6 @@ func (e errWrongContext) Error() string {
 	return fmt.Sprintf("this connection follows context %s; open another connection (contextId=%s) for context %s", e.follows, e.named, e.named)
 }
 
-
 // contextID is the context the connection follows, "" before any.
 func (c *wsClient) contextID() string {
 	c.mu.Lock()
