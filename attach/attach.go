@@ -15,7 +15,6 @@ package attach
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"iter"
@@ -28,6 +27,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/uuid"
 
+	"github.com/agentry-dev/agentry/internal/a2aparts"
 	"github.com/agentry-dev/agentry/protocol/wsclient"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/tui"
@@ -174,7 +174,7 @@ func (s *Session) Send(ctx context.Context, p runtime.Send) (string, error) {
 	if p.Message == nil || p.Update != nil {
 		return "", fmt.Errorf("%w: attach sends messages only; settings change through the slash commands", runtime.ErrInvalidSend)
 	}
-	parts, err := toParts(p.Message.Content)
+	parts, err := a2aparts.FromContent(p.Message.Content)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", runtime.ErrInvalidSend, err)
 	}
@@ -577,39 +577,6 @@ func (s *Session) Close() error {
 	s.approving.Wait()
 	s.q.Close()
 	return err
-}
-
-// toParts converts the terminal's content to A2A parts.
-func toParts(content []runtime.ContentPart) (a2a.ContentParts, error) {
-	var out a2a.ContentParts
-	for i, p := range content {
-		switch p.Type {
-		case runtime.PartText, runtime.PartReference:
-			out = append(out, a2a.NewTextPart(p.Text))
-		case runtime.PartThought:
-		case runtime.PartMedia:
-			switch {
-			case p.Data != "":
-				data, err := base64.StdEncoding.DecodeString(p.Data)
-				if err != nil {
-					return nil, fmt.Errorf("content[%d]: media data is not base64: %w", i, err)
-				}
-				part := a2a.NewRawPart(data)
-				part.MediaType = p.MimeType
-				out = append(out, part)
-			case p.URI != "":
-				out = append(out, a2a.NewFileURLPart(a2a.URL(p.URI), p.MimeType))
-			default:
-				return nil, fmt.Errorf("content[%d]: a media part needs data or a uri", i)
-			}
-		default:
-			return nil, fmt.Errorf("content[%d]: unknown part type %q", i, p.Type)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("the message has no content")
-	}
-	return out, nil
 }
 
 // originOf is who sent a task's prompt, as the server records it on the

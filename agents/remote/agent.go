@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/internal/a2aparts"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -335,7 +336,7 @@ func (r *Agent) Send(ctx context.Context, p runtime.Send) (string, error) {
 	if p.Update != nil {
 		return "", fmt.Errorf("%w: a remote agent takes messages, not updates", runtime.ErrInvalidSend)
 	}
-	parts, err := toA2AParts(p.Message.Content)
+	parts, err := a2aparts.FromContent(p.Message.Content)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", runtime.ErrInvalidSend, err)
 	}
@@ -720,40 +721,6 @@ func thoughtEvent(meta map[string]any) bool {
 func thoughtPart(p *a2a.Part) bool {
 	t, _ := p.Metadata["adk_thought"].(bool)
 	return t
-}
-
-// toA2AParts converts a user message to A2A parts.
-func toA2AParts(content []runtime.ContentPart) (a2a.ContentParts, error) {
-	var out a2a.ContentParts
-	for i, p := range content {
-		switch p.Type {
-		case runtime.PartText, runtime.PartReference:
-			out = append(out, a2a.NewTextPart(p.Text))
-		case runtime.PartThought:
-			// The caller's thinking is not the remote agent's business.
-		case runtime.PartMedia:
-			switch {
-			case p.Data != "":
-				data, err := base64.StdEncoding.DecodeString(p.Data)
-				if err != nil {
-					return nil, fmt.Errorf("content[%d]: media data is not base64: %w", i, err)
-				}
-				part := a2a.NewRawPart(data)
-				part.MediaType = p.MimeType
-				out = append(out, part)
-			case p.URI != "":
-				out = append(out, a2a.NewFileURLPart(a2a.URL(p.URI), p.MimeType))
-			default:
-				return nil, fmt.Errorf("content[%d]: media part needs data or uri", i)
-			}
-		default:
-			return nil, fmt.Errorf("content[%d]: unknown part type %q", i, p.Type)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("the message has no content")
-	}
-	return out, nil
 }
 
 // fromA2AParts converts an agent's parts to content parts; thought marks
