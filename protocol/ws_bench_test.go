@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/runtime/llm"
@@ -316,9 +317,9 @@ func BenchmarkWSBroadcast(b *testing.B) {
 	goruntime.GC()
 	b.ResetTimer()
 	for i := range b.N {
-		cpu0, _ := processCPU()
+		cpu0, _ := proctest.CPU()
 		reads, start := broadcastTurn(b, cs, i, want, nil)
-		cpu1, _ := processCPU()
+		cpu1, _ := proctest.CPU()
 		cpu += cpu1 - cpu0
 		end := start
 		for _, r := range reads {
@@ -374,9 +375,9 @@ func BenchmarkWSAddedLatency(b *testing.B) {
 	for i := range b.N {
 		reads, _ := broadcastTurn(b, solo, i, want, soloLat)
 		soloAll = append(soloAll, reads[0].lat...)
-		cpu0, _ := processCPU()
+		cpu0, _ := proctest.CPU()
 		reads, _ = broadcastTurn(b, fan, i, want, lat)
-		cpu1, _ := processCPU()
+		cpu1, _ := proctest.CPU()
 		cpu += cpu1 - cpu0
 		for _, r := range reads {
 			all = append(all, r.lat...)

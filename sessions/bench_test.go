@@ -13,6 +13,8 @@ import (
 
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/session"
+
+	"github.com/agentry-dev/agentry/internal/proctest"
 )
 
 // benchEvent is a typical model turn: about 1 KB of text and a state key.
@@ -85,7 +87,7 @@ func benchAppends(b *testing.B, svc session.Service, batch func(i int) []*sessio
 	took := make([]time.Duration, 0, n)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, cpuOK := processCPU()
+	cpu0, cpuOK := proctest.CPU()
 	for i := range b.N {
 		for _, ev := range events[i] {
 			start := time.Now()
@@ -96,7 +98,7 @@ func benchAppends(b *testing.B, svc session.Service, batch func(i int) []*sessio
 		}
 	}
 	b.StopTimer()
-	cpu1, _ := processCPU()
+	cpu1, _ := proctest.CPU()
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e3, "p99-µs")

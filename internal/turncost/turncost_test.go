@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/internal/proctest"
 )
 
 // historySizes are the history sizes, in events, a turn starts from.
@@ -188,14 +190,14 @@ func (m *meter) start() {
 	goruntime.ReadMemStats(&m.ms)
 	m.bytes0, m.allocs0 = m.ms.TotalAlloc, m.ms.Mallocs
 	var ok bool
-	m.cpu0, ok = processCPU()
+	m.cpu0, ok = proctest.CPU()
 	m.noCPU = m.noCPU || !ok
 	m.t0 = time.Now()
 }
 
 func (m *meter) stop() {
 	wall := time.Since(m.t0)
-	cpu, ok := processCPU()
+	cpu, ok := proctest.CPU()
 	goruntime.ReadMemStats(&m.ms)
 	m.noCPU = m.noCPU || !ok
 	m.wall = append(m.wall, float64(wall.Nanoseconds()))
