@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -28,7 +29,7 @@ type AdoptOption func(*convo)
 
 // WithLocalApprover has the driver's own approver (the terminal's dialog)
 // asked beside the clients for every confirmation of the session, whose
-// approver must then be Server.Approver's: the first answer, the
+// approver must then be a SharedApprover (WithApprover): the first answer, the
 // terminal's or a client's, wins; the others' requests are withdrawn.
 func WithLocalApprover(a runtime.EditingApprover) AdoptOption {
 	return func(c *convo) { c.local = a }
@@ -40,18 +41,56 @@ func WithTurns(fn func(Turn)) AdoptOption {
 	return func(c *convo) { c.onTurn = fn }
 }
 
-// Approver returns the approver of an adopted session's context: it asks
-// every client (and the local approver of WithLocalApprover). Build the
-// session with an approver that forwards to it. Nil for an unknown
-// context.
-func (s *Server) Approver(contextID string) runtime.EditingApprover {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.contexts[contextID]
-	if c == nil {
-		return nil
+// SharedApprover is the approver of a session its driver builds before
+// sharing it: Adopt's WithApprover binds it to the context, whose
+// approver asks every client (and the local approver of
+// WithLocalApprover). Unbound, it has nobody to ask.
+type SharedApprover struct {
+	mu sync.Mutex
+	to runtime.EditingApprover
+}
+
+var (
+	_ runtime.EditingApprover   = (*SharedApprover)(nil)
+	_ runtime.ExecutionObserver = (*SharedApprover)(nil)
+)
+
+// WithApprover binds a, the adopted session's approver, to its context;
+// adopting the next session with the same a moves it there.
+func WithApprover(a *SharedApprover) AdoptOption {
+	return func(c *convo) {
+		a.mu.Lock()
+		a.to = approver{c}
+		a.mu.Unlock()
 	}
-	return approver{c}
+}
+
+func (a *SharedApprover) get() runtime.EditingApprover {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.to
+}
+
+// Approve implements runtime.Approver.
+func (a *SharedApprover) Approve(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
+	o, _, err := a.ApproveEdit(ctx, r)
+	return o, err
+}
+
+// ApproveEdit implements runtime.EditingApprover.
+func (a *SharedApprover) ApproveEdit(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
+	to := a.get()
+	if to == nil {
+		return runtime.Cancel, nil, runtime.ErrNoHuman
+	}
+	return to.ApproveEdit(ctx, r)
+}
+
+// Executing implements runtime.ExecutionObserver.
+func (a *SharedApprover) Executing(ctx context.Context, callID string) {
+	if o, ok := a.get().(runtime.ExecutionObserver); ok {
+		o.Executing(ctx, callID)
+	}
 }
 
 // Release stops serving an adopted session: its WebSocket clients are

@@ -272,34 +272,6 @@ type shared struct {
 	turns chan protocol.Turn
 }
 
-// forward is a session's approver that forwards to the server's once
-// the session is adopted.
-type forward struct {
-	mu sync.Mutex
-	to runtime.EditingApprover
-}
-
-func (f *forward) get() runtime.EditingApprover {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.to
-}
-
-func (f *forward) Approve(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
-	o, _, err := f.get().ApproveEdit(ctx, r)
-	return o, err
-}
-
-func (f *forward) ApproveEdit(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
-	return f.get().ApproveEdit(ctx, r)
-}
-
-func (f *forward) Executing(ctx context.Context, id string) {
-	if o, ok := f.get().(runtime.ExecutionObserver); ok {
-		o.Executing(ctx, id)
-	}
-}
-
 func newShared(t testing.TB, lines []string, local runtime.EditingApprover, opts ...harnessOption) *shared {
 	t.Helper()
 	return adopt(t, newHarness(t, lines, opts...), local)
@@ -308,23 +280,20 @@ func newShared(t testing.TB, lines []string, local runtime.EditingApprover, opts
 // adopt serves one session of h's settings as an adopted context.
 func adopt(t testing.TB, h *harness, local runtime.EditingApprover) *shared {
 	t.Helper()
-	fwd := &forward{}
-	sess, err := compose.FromSettings(t.Context(), h.settings, compose.Options{SessionID: "shared-1", Approver: fwd, Resolver: h.resolver})
+	ap := &protocol.SharedApprover{}
+	sess, err := compose.FromSettings(t.Context(), h.settings, compose.Options{SessionID: "shared-1", Approver: ap, Resolver: h.resolver})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sess.Close() })
 	sh := &shared{harness: h, sess: sess, turns: make(chan protocol.Turn, 16)}
-	adopt := []protocol.AdoptOption{protocol.WithTurns(func(tr protocol.Turn) { sh.turns <- tr })}
+	adopt := []protocol.AdoptOption{protocol.WithApprover(ap), protocol.WithTurns(func(tr protocol.Turn) { sh.turns <- tr })}
 	if local != nil {
 		adopt = append(adopt, protocol.WithLocalApprover(local))
 	}
 	if err := h.srv.Adopt(sess, h.settings.Workspace, adopt...); err != nil {
 		t.Fatal(err)
 	}
-	fwd.mu.Lock()
-	fwd.to = h.srv.Approver(sess.ID())
-	fwd.mu.Unlock()
 	return sh
 }
 

@@ -149,9 +149,9 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	// Served (--a2a-port), a session asks the server's approver, which
 	// asks every client and the terminal at once.
 	var sessApprover runtime.Approver = approver
-	fwd := &forwardApprover{}
+	shared := &protocol.SharedApprover{}
 	if f.a2aPort >= 0 {
-		sessApprover = fwd
+		sessApprover = shared
 	}
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
@@ -174,11 +174,10 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	)
 	if f.a2aPort >= 0 {
 		turns = make(chan tui.Turn, maxPendingTurns)
-		if served, err = serveRun(ctx, settings, first, f.a2aPort, io, "agentry", protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
+		if served, err = serveRun(ctx, settings, first, f.a2aPort, io, "agentry", protocol.WithApprover(shared), protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
 			return p.fail(err)
 		}
 		defer served.stop()
-		fwd.set(served.srv.Approver(first.ID()))
 	}
 	// shown is the session as the terminal drives it: served, its turns
 	// are tasks of the server, so that every client sees them.
@@ -284,12 +283,11 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 				return nil, err
 			}
 			if served != nil {
-				if err := served.srv.Adopt(next, settings.Workspace, protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
+				if err := served.srv.Adopt(next, settings.Workspace, protocol.WithApprover(shared), protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
 					next.Close()
 					return nil, err
 				}
 				served.srv.Release(cur.get().ID(), next.ID())
-				fwd.set(served.srv.Approver(next.ID()))
 			}
 			if old := cur.set(next); old != nil {
 				old.Close()

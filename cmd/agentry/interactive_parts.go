@@ -96,50 +96,6 @@ func turnsTo(turns chan tui.Turn) func(protocol.Turn) {
 	}
 }
 
-// forwardApprover is a served session's approver: it forwards to the
-// server's approver of the session currently served, which asks the
-// clients and the terminal at once.
-type forwardApprover struct {
-	mu sync.Mutex
-	to runtime.EditingApprover
-}
-
-var (
-	_ runtime.EditingApprover   = (*forwardApprover)(nil)
-	_ runtime.ExecutionObserver = (*forwardApprover)(nil)
-)
-
-func (f *forwardApprover) set(a runtime.EditingApprover) {
-	f.mu.Lock()
-	f.to = a
-	f.mu.Unlock()
-}
-
-func (f *forwardApprover) get() runtime.EditingApprover {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.to
-}
-
-func (f *forwardApprover) Approve(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
-	o, _, err := f.ApproveEdit(ctx, r)
-	return o, err
-}
-
-func (f *forwardApprover) ApproveEdit(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
-	a := f.get()
-	if a == nil {
-		return runtime.Cancel, nil, runtime.ErrNoHuman
-	}
-	return a.ApproveEdit(ctx, r)
-}
-
-func (f *forwardApprover) Executing(ctx context.Context, callID string) {
-	if o, ok := f.get().(runtime.ExecutionObserver); ok {
-		o.Executing(ctx, callID)
-	}
-}
-
 // servedSession is the terminal's session when it is served: a prompt
 // typed in the terminal becomes a task of the server (queued behind the
 // clients' turns), so that every client sees it.
