@@ -929,7 +929,14 @@ func TestWSIdleAndPing(t *testing.T) {
 func TestWSClientWithoutPongIsClosed(t *testing.T) {
 	sh := newShared(t, []string{textTurn("x")}, nil, wsOpts(protocol.WSConfig{PingInterval: 20 * time.Millisecond}))
 	w := sh.dialWS(t, dialOpts{noRead: true}) // a client that does not read answers no ping
-	time.Sleep(time.Second)                   // many ping periods
+	// Polling the server for the client joining, then leaving (closed):
+	// only then does the client read (and so answer pings) again.
+	for protocol.WSClients(sh.srv, sh.sess.ID()) != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	for protocol.WSClients(sh.srv, sh.sess.ID()) != 0 {
+		time.Sleep(time.Millisecond)
+	}
 	go w.read()
 	if code, reason := w.closed(); code != 4002 || !strings.Contains(reason, "pong") {
 		t.Fatalf("a client without pongs closed %d %q, want 4002", code, reason)
