@@ -26,8 +26,9 @@ import (
 
 // Transports Config.Transport names.
 const (
-	// TransportAuto picks the first binding of the card a2a-go's client
-	// supports.
+	// TransportAuto picks TransportLive when the card declares
+	// capabilities.bidiStreaming and a gRPC interface, else the card's
+	// first interface a2a-go's client supports.
 	TransportAuto = "auto"
 	// TransportJSONRPC is A2A's JSON-RPC binding, streamed over SSE.
 	TransportJSONRPC = "jsonrpc"
@@ -35,6 +36,9 @@ const (
 	TransportREST = "rest"
 	// TransportGRPC is A2A's gRPC binding.
 	TransportGRPC = "grpc"
+	// TransportLive is A2A's bidirectional SendLiveMessage on the gRPC
+	// binding: the answer to a question goes back on the task's stream.
+	TransportLive = "live"
 	// TransportWS is agentry's live session endpoint, GET /ws.
 	TransportWS = "ws"
 )
@@ -42,7 +46,7 @@ const (
 // Transports lists the transports Config.Transport accepts, in the order
 // the help names them.
 func Transports() []string {
-	return []string{TransportAuto, TransportJSONRPC, TransportREST, TransportGRPC, TransportWS}
+	return []string{TransportAuto, TransportJSONRPC, TransportREST, TransportGRPC, TransportLive, TransportWS}
 }
 
 // Approval modes Config.Approve names.

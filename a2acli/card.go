@@ -24,6 +24,7 @@ var bindings = map[string]a2a.TransportProtocol{
 	TransportJSONRPC: a2a.TransportProtocolJSONRPC,
 	TransportREST:    a2a.TransportProtocolHTTPJSON,
 	TransportGRPC:    a2a.TransportProtocolGRPC,
+	TransportLive:    a2a.TransportProtocolGRPC,
 	TransportWS:      WSBinding,
 }
 
@@ -141,8 +142,8 @@ func (a *agent) listed() string {
 // transportOf names the transport of a binding, "" for one the command
 // does not speak.
 func transportOf(binding a2a.TransportProtocol) string {
-	for t, b := range bindings {
-		if b == binding {
+	for _, t := range []string{TransportJSONRPC, TransportREST, TransportGRPC, TransportWS} {
+		if bindings[t] == binding {
 			return t
 		}
 	}

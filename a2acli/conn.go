@@ -13,6 +13,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2aext"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc"
 
 	"github.com/agentry-dev/agentry/internal/a2adial"
 	"github.com/agentry-dev/agentry/protocol/devtool"
@@ -57,7 +59,11 @@ func (t tokenInterceptor) Before(ctx context.Context, req *a2aclient.Request) (c
 // of the card's for TransportAuto): JSON-RPC, HTTP+JSON or gRPC, A2A 1.0
 // or 0.3. The client asks for the development-tool extension unless
 // cfg.Plain.
-func dialSDK(ctx context.Context, cfg *Config, card *a2a.AgentCard, ifaces []*a2a.AgentInterface, hc *http.Client) (*sdkConn, error) {
+//
+// A shared gRPC connection, when not nil, carries the gRPC binding's calls
+// (the live transport's GetTask and CancelTask); it stays open when the
+// client is closed.
+func dialSDK(ctx context.Context, cfg *Config, card *a2a.AgentCard, ifaces []*a2a.AgentInterface, hc *http.Client, shared *grpc.ClientConn) (*sdkConn, error) {
 	c := &sdkConn{}
 	var mu sync.Mutex
 	chosen := func(f a2aclient.TransportFactory) a2aclient.TransportFactory {
@@ -72,6 +78,9 @@ func dialSDK(ctx context.Context, cfg *Config, card *a2a.AgentCard, ifaces []*a2
 		})
 	}
 	grpcFactory := a2aclient.TransportFactoryFn(func(_ context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
+		if shared != nil {
+			return a2agrpc.NewGRPCTransportFromClient(a2apb.NewA2AServiceClient(shared)), nil
+		}
 		conn, err := a2adial.Dial(iface.URL)
 		if err != nil {
 			return nil, err

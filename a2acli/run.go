@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentry-dev/agentry/internal/a2adial"
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/protocol/liveclient"
 	"github.com/agentry-dev/agentry/protocol/wsclient"
 )
 
@@ -94,8 +95,23 @@ func connect(ctx context.Context, cfg *Config, ag *agent, hc *http.Client) (conn
 			u = is[0].URL
 		}
 		return wsDial(ctx, cfg, u, wsHC)
+	case TransportLive:
+		ifaces := ag.interfaces(a2a.TransportProtocolGRPC)
+		if len(ifaces) == 0 {
+			return nil, ag.noBinding(cfg)
+		}
+		c, err := dialLive(ctx, cfg, ag.card, ifaces[0], hc)
+		if err != nil {
+			return nil, fmt.Errorf("cannot reach the agent at %s over %s: %w", cfg.URL, describe(ifaces[0]), err)
+		}
+		return c, nil
 	case TransportAuto:
-		c, err := dialSDK(ctx, cfg, ag.card, ag.card.SupportedInterfaces, hc)
+		if is := ag.interfaces(a2a.TransportProtocolGRPC); len(is) > 0 && liveclient.Supported(ag.cardJSON) {
+			if c, err := dialLive(ctx, cfg, ag.card, is[0], hc); err == nil {
+				return c, nil
+			}
+		}
+		c, err := dialSDK(ctx, cfg, ag.card, ag.card.SupportedInterfaces, hc, nil)
 		if err == nil {
 			return c, nil
 		}
@@ -108,7 +124,7 @@ func connect(ctx context.Context, cfg *Config, ag *agent, hc *http.Client) (conn
 	if len(ifaces) == 0 {
 		return nil, ag.noBinding(cfg)
 	}
-	c, err := dialSDK(ctx, cfg, ag.card, ifaces, hc)
+	c, err := dialSDK(ctx, cfg, ag.card, ifaces, hc, nil)
 	if err != nil {
 		return nil, fmt.Errorf("cannot reach the agent at %s over %s: %w", cfg.URL, describe(ifaces[0]), err)
 	}
