@@ -8,6 +8,7 @@ import (
 	"iter"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"google.golang.org/grpc"
@@ -17,6 +18,10 @@ import (
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/protocol/liveclient"
 )
+
+// drainTimeout bounds how long closing waits for the server to end a
+// half-closed stream.
+const drainTimeout = 5 * time.Second
 
 // liveConn is A2A's bidirectional SendLiveMessage on the card's gRPC
 // interface (protocol/liveclient): one stream per task, which stays open
@@ -137,8 +142,28 @@ func (l *liveConn) cancel(ctx context.Context, task a2a.TaskID) error {
 
 func (l *liveConn) where() string { return "SendLiveMessage on " + describe(l.iface) }
 
+// close half-closes an open stream before closing it: a task left
+// waiting for input stays parked on the server, which would abort it if
+// the client just left.
 func (l *liveConn) close() error {
 	if st := l.stream(); st != nil {
+		if st.CloseSend() == nil {
+			drained := make(chan struct{})
+			go func() {
+				defer close(drained)
+				for _, err := range st.Events() {
+					if err != nil {
+						return
+					}
+				}
+			}()
+			t := time.NewTimer(drainTimeout)
+			select {
+			case <-drained:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		st.Close()
 	}
 	l.sdk.close()

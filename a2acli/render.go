@@ -262,7 +262,10 @@ func (t *textOutput) end(o Outcome, reason, url string) {
 		if reason != "" {
 			msg += ": " + oneLine(reason)
 		}
-		t.say(msg + ".")
+		if !strings.HasSuffix(msg, ".") {
+			msg += "."
+		}
+		t.say(msg)
 	}
 	if o.ContextID != "" {
 		t.say(fmt.Sprintf("Continue the conversation with: agentry a2a --context %s %s PROMPT", o.ContextID, url))

@@ -34,8 +34,10 @@ func newA2ACommand(io stdio, in *interrupts, exit *int) *cobra.Command {
 answer on stdout, thoughts and tool calls on stderr.
 
 URL is the agent's base URL (http://127.0.0.1:41242, agentry serve's) or
-its agent card's URL; the card says how to reach the agent. With
---transport ws it may be the /ws endpoint's ws:// URL. PROMPT is the
+its agent card's URL; the card says how to reach the agent: --transport
+auto takes live (SendLiveMessage on gRPC) when the card declares
+bidiStreaming, else the card's first interface a2a-go speaks. With
+--transport ws URL may be the /ws endpoint's ws:// URL. PROMPT is the
 arguments joined by spaces, else all of stdin.
 
 A tool call that needs approval is asked about on the terminal (y allow
@@ -60,7 +62,7 @@ interrupted (the task is cancelled).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.transport, "transport", a2acli.TransportAuto, "the binding: "+strings.Join(a2acli.Transports(), ", ")+" (auto: the card's first one a2a-go speaks)")
+	fl.StringVar(&f.transport, "transport", a2acli.TransportAuto, "how to reach the agent: "+strings.Join(a2acli.Transports(), ", "))
 	fl.BoolVar(&f.plain, "plain", false, "plain A2A: do not ask for the development-tool extension")
 	fl.StringVar(&f.token, "token", "", "the agent's bearer token (default: "+tokenEnv+")")
 	fl.StringVar(&f.contextID, "context", "", "continue the conversation of this contextId")
