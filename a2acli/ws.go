@@ -31,14 +31,29 @@ type wsConn struct {
 // dialWS opens the connection. The session's events of turns this client
 // did not start arrive as notifications, which it reads and drops: it
 // follows its own task only.
+//
+// A connection follows one session (docs/ws.md): following a task
+// without --context, the client first asks for the task's context, and
+// connects to that.
 func dialWS(ctx context.Context, cfg *Config, rawURL string, hc *http.Client) (*wsConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, wsDialTimeout)
 	defer cancel()
-	c, err := wsclient.Dial(ctx, rawURL, wsclient.Options{
-		Token: cfg.Token, Name: wsName, ContextID: cfg.ContextID, HTTPClient: hc, Logger: cfg.Logger,
-	})
+	opts := wsclient.Options{Token: cfg.Token, Name: wsName, ContextID: cfg.ContextID, HTTPClient: hc, Logger: cfg.Logger}
+	c, err := wsclient.Dial(ctx, rawURL, opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.TaskID != "" && cfg.ContextID == "" {
+		var t a2a.Task
+		err := c.Call(ctx, "GetTask", &a2a.GetTaskRequest{ID: a2a.TaskID(cfg.TaskID)}, &t)
+		c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", cfg.TaskID, err)
+		}
+		opts.ContextID = t.ContextID
+		if c, err = wsclient.Dial(ctx, rawURL, opts); err != nil {
+			return nil, err
+		}
 	}
 	go func() {
 		for n, err := range c.Events() {
