@@ -51,7 +51,9 @@ func (s *scriptConn) subscribe(context.Context, a2a.TaskID) iter.Seq2[a2a.Event,
 	return s.next()
 }
 
-func (s *scriptConn) get(context.Context, a2a.TaskID) (*a2a.Task, error) { return nil, a2a.ErrTaskNotFound }
+func (s *scriptConn) get(context.Context, a2a.TaskID) (*a2a.Task, error) {
+	return nil, a2a.ErrTaskNotFound
+}
 
 func (s *scriptConn) cancel(_ context.Context, id a2a.TaskID) error {
 	s.canceled = append(s.canceled, id)
