@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -335,5 +336,57 @@ func TestA2ACommandBadInput(t *testing.T) {
 				t.Errorf("the token was printed:\n%s", r.stderr)
 			}
 		})
+	}
+}
+
+// TestReadmeA2AExample runs the README's agentry a2a example, with
+// `agentry` on PATH, from a directory holding examples/ as a clone does.
+// Two changes only: the server listens on a free port (--port 0) instead
+// of the default one, which the machine may be using, and the client is
+// given that port; the two confirmations are answered "y" on stdin.
+func TestReadmeA2AExample(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	copyExample(t, "quickstart.jsonl", filepath.Join(dir, "examples", "quickstart.jsonl"))
+	cmds := strings.Split(strings.TrimSpace(readmeBlock(t, "<!-- a2a example -->")), "\n")
+	if len(cmds) != 4 || !strings.HasPrefix(cmds[0], "export AGENTRY_A2A_TOKEN=") || !strings.HasPrefix(cmds[1], "agentry serve ") ||
+		!strings.HasSuffix(cmds[1], " &") || !strings.HasPrefix(cmds[2], "agentry a2a http://127.0.0.1:41242 ") || cmds[3] != "kill %1" {
+		t.Fatalf("the example is not the export, serve &, a2a, kill this test runs:\n%s", strings.Join(cmds, "\n"))
+	}
+	path := "PATH=" + filepath.Dir(binary) + string(os.PathListSeparator) + os.Getenv("PATH")
+	sh := func(script string) *exec.Cmd {
+		c := exec.Command("sh", "-ec", script)
+		c.Dir = dir
+		c.Env = []string{"HOME=" + e.home, path}
+		return c
+	}
+	out, err := sh(cmds[0] + `; printf %s "$AGENTRY_A2A_TOKEN"`).Output()
+	if err != nil || len(out) != 64 {
+		t.Fatalf("the token line: %v %q", err, out)
+	}
+	token := "AGENTRY_A2A_TOKEN=" + string(out)
+
+	serve := sh("exec " + strings.Replace(strings.TrimSuffix(cmds[1], " &"), "agentry serve ", "agentry serve --port 0 ", 1))
+	serve.Env = append(serve.Env, token)
+	srv := e.startServe(serve)
+
+	a2aCmd := sh(strings.Replace(cmds[2], "http://127.0.0.1:41242", srv.url, 1))
+	a2aCmd.Env = append(a2aCmd.Env, token)
+	a2aCmd.Stdin = strings.NewReader("y\ny\n")
+	var stdout, stderr strings.Builder
+	a2aCmd.Stdout, a2aCmd.Stderr = &stdout, &stderr
+	if err := a2aCmd.Run(); err != nil {
+		t.Fatalf("the example's agentry a2a: %v\nstdout:\n%s\nstderr:\n%s\nserver:\n%s", err, stdout.String(), stderr.String(), srv.errText())
+	}
+	if !strings.HasSuffix(stdout.String(), "Done. I created `hello.sh`, read it back, and ran it: it prints \"hello from agentry\".\n") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	for _, w := range []string{"? write_file needs your approval", "? run_shell_command needs your approval\n  command: sh hello.sh", "Task completed"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+		}
+	}
+	if strings.Contains(srv.errText(), "too weak") {
+		t.Errorf("the example's token is one the server warns about:\n%s", srv.errText())
 	}
 }
