@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"google.golang.org/genai"
@@ -42,10 +45,30 @@ func shellTurn(cmd, answer string) []fakegemini.Step {
 	}
 }
 
-// a2a runs `agentry a2a args…` with stdin.
+// a2a runs `agentry a2a args…` with stdin, in a session of its own: it
+// has no controlling terminal to ask on, wherever the tests run.
 func (e *env) a2a(stdin string, args ...string) result {
 	e.t.Helper()
-	return e.run(stdin, append([]string{"a2a"}, args...)...)
+	c := e.cmd(append([]string{"a2a"}, args...)...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if stdin != "" {
+		c.Stdin = strings.NewReader(stdin)
+	}
+	if err := c.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		c.Process.Kill()
+		<-done
+		e.t.Fatalf("agentry a2a %q hung; stderr:\n%s", args, errb.String())
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: c.ProcessState.ExitCode()}
 }
 
 var summaryRE = regexp.MustCompile(`(?m)^Task completed \(context (\S+), task (\S+)\)\.$`)
@@ -107,9 +130,11 @@ func TestA2ACommand(t *testing.T) {
 
 // TestA2ACommandDeclines: --approve no declines the call without asking;
 // with nothing to read an answer from (the prompt from the arguments and
-// stdin empty) the call is declined with a warning saying how to answer.
+// stdin empty, or the prompt on stdin and no terminal) the call is
+// declined with a warning saying how to answer.
 func TestA2ACommandDeclines(t *testing.T) {
-	e, srv, _ := a2aAgent(t, append(shellTurn("echo a2a-ok > proof.txt", "Not run."), shellTurn("echo a2a-ok > proof.txt", "Not run either.")...)...)
+	steps := append(shellTurn("echo a2a-ok > proof.txt", "Not run."), shellTurn("echo a2a-ok > proof.txt", "Not run either.")...)
+	e, srv, _ := a2aAgent(t, append(steps, shellTurn("echo a2a-ok > proof.txt", "Still not run.")...)...)
 	r := e.a2a("", "--approve", "no", srv.url, "run the command")
 	if r.code != 0 || r.stdout != "I'll run it.\nNot run.\n" {
 		t.Fatalf("--approve no: exit %d, stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
@@ -125,6 +150,13 @@ func TestA2ACommandDeclines(t *testing.T) {
 	wantStderr(t, r, "? run_shell_command needs your approval",
 		"Warning: run_shell_command was declined: nothing to read an answer from: the input ended. Answer confirmations with --approve yes|no",
 		"✗ run_shell_command cancelled\n")
+	// The prompt on stdin: answers would come from the terminal, and
+	// there is none.
+	r = e.a2a("run the command\n", srv.url)
+	if r.code != 0 || r.stdout != "I'll run it.\nStill not run.\n" {
+		t.Fatalf("prompt on stdin: exit %d, stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	wantStderr(t, r, "Warning: run_shell_command was declined: nothing to read an answer from: stdin held the prompt and there is no terminal")
 	if e.proof() != "" {
 		t.Errorf("a declined command ran: proof.txt = %q", e.proof())
 	}
@@ -373,6 +405,7 @@ func TestReadmeA2AExample(t *testing.T) {
 	a2aCmd := sh(strings.Replace(cmds[2], "http://127.0.0.1:41242", srv.url, 1))
 	a2aCmd.Env = append(a2aCmd.Env, token)
 	a2aCmd.Stdin = strings.NewReader("y\ny\n")
+	a2aCmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var stdout, stderr strings.Builder
 	a2aCmd.Stdout, a2aCmd.Stderr = &stdout, &stderr
 	if err := a2aCmd.Run(); err != nil {
