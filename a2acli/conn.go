@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -65,14 +65,13 @@ func (t tokenInterceptor) Before(ctx context.Context, req *a2aclient.Request) (c
 // client is closed.
 func dialSDK(ctx context.Context, cfg *Config, card *a2a.AgentCard, ifaces []*a2a.AgentInterface, hc *http.Client, shared *grpc.ClientConn) (*sdkConn, error) {
 	c := &sdkConn{}
-	var mu sync.Mutex
+	// The factory that connects records the interface it was given (the
+	// client tries the candidates one at a time).
 	chosen := func(f a2aclient.TransportFactory) a2aclient.TransportFactory {
 		return a2aclient.TransportFactoryFn(func(ctx context.Context, card *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
 			t, err := f.Create(ctx, card, iface)
 			if err == nil {
-				mu.Lock()
 				c.iface = iface
-				mu.Unlock()
 			}
 			return t, err
 		})
@@ -91,7 +90,7 @@ func dialSDK(ctx context.Context, cfg *Config, card *a2a.AgentCard, ifaces []*a2
 		return a2aclient.NewJSONRPCTransport(iface.URL, hc), nil
 	})
 	rest := a2aclient.TransportFactoryFn(func(_ context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
-		u, err := parseURL(iface.URL)
+		u, err := url.Parse(iface.URL)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -148,14 +147,12 @@ func explain(err error) error {
 	case errors.Is(err, a2a.ErrUnauthenticated), errors.Is(err, a2a.ErrUnauthorized),
 		errors.As(err, &he) && he.StatusCode == http.StatusUnauthorized,
 		errors.As(err, &re) && re.StatusCode == http.StatusUnauthorized,
-		status.Code(errors.Unwrap(err)) == codes.Unauthenticated,
+		status.Code(err) == codes.Unauthenticated,
 		strings.Contains(err.Error(), "401 Unauthorized"):
 		return fmt.Errorf("%w; is --token (or AGENTRY_A2A_TOKEN) the agent's bearer token?", err)
 	}
 	return err
 }
-
-func parseURL(raw string) (*url.URL, error) { return url.Parse(raw) }
 
 // run is one Run under way.
 type run struct {
