@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
 
@@ -29,13 +28,19 @@ const RESTPath = "/rest"
 //     extension's commands/get and command/execute, told apart by the
 //     method name;
 //   - /rest/…: the REST binding;
-//   - gRPC (HTTP/2, application/grpc): service lf.a2a.v1.A2AService.
+//   - gRPC (HTTP/2, application/grpc): service lf.a2a.v1.A2AService,
+//     a2a-go's methods and the bidirectional SendLiveMessage
+//     (docs/live.md).
 //
 // It answers the A2A-Extensions header with the activated extension. The
 // caller wraps it in package guard's checks.
 func (s *Server) Handler() http.Handler {
-	g := grpc.NewServer(grpc.ChainUnaryInterceptor(grpcChecks()))
-	a2agrpc.NewHandler(s.handler).RegisterWith(g)
+	g := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(grpcChecks()),
+		grpc.ChainStreamInterceptor(s.traceStreams),
+		grpc.MaxRecvMsgSize(s.cfg.MaxMessageBytes),
+	)
+	s.registerGRPC(g)
 	return &httpHandler{
 		s:        s,
 		card:     a2asrv.NewAgentCardHandler(s.cardProducer()),
