@@ -69,3 +69,14 @@ func WSClients(s *Server, contextID string) int {
 // TraceWS has fn see every frame a /ws connection of s reads (read) or
 // is about to write; conn identifies the connection.
 func TraceWS(s *Server, fn func(read bool, conn any, frame []byte)) { s.wsTrace = fn }
+
+// LiveStreams is the number of live streams following a task now.
+func LiveStreams(s *Server, id a2a.TaskID) int {
+	t := s.getLive(id)
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lives
+}

@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 
 	"github.com/agentry-dev/agentry/protocol/devtool"
 )
@@ -39,6 +42,7 @@ func (s *Server) Handler() http.Handler {
 		grpc.ChainUnaryInterceptor(grpcChecks()),
 		grpc.ChainStreamInterceptor(s.traceStreams),
 		grpc.MaxRecvMsgSize(s.cfg.MaxMessageBytes),
+		grpc.ForceServerCodecV2(liveCodec{encoding.GetCodecV2(grpcproto.Name)}),
 	)
 	s.registerGRPC(g)
 	return &httpHandler{
@@ -140,6 +144,9 @@ func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch env.Method {
+	case liveMethodName:
+		h.writeRPCError(w, r, env.Method, env.ID, a2a.NewError(a2a.ErrMethodNotFound, liveGRPCOnly))
+		return
 	case "commands/get":
 		h.s.commandsGet(w, env)
 		return

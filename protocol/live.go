@@ -16,8 +16,11 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // The live binding: A2A's proposed bidirectional gRPC method
@@ -33,6 +36,9 @@ const (
 	liveServiceName = "lf.a2a.v1.A2AService"
 	liveMethodName  = "SendLiveMessage"
 )
+
+// liveGRPCOnly is the error of the HTTP bindings for SendLiveMessage.
+const liveGRPCOnly = "SendLiveMessage, A2A's bidirectional stream, is served on the gRPC binding only (lf.a2a.v1.A2AService/SendLiveMessage; docs/live.md)"
 
 // DefaultLiveIdleTimeout is LiveConfig.IdleTimeout's default.
 const DefaultLiveIdleTimeout = 10 * time.Minute
@@ -70,8 +76,22 @@ func (c LiveConfig) withDefaults() (LiveConfig, error) {
 	return c, nil
 }
 
-// liveStream is the server's side of one SendLiveMessage call.
-type liveStream = grpc.BidiStreamingServer[a2apb.SendMessageRequest, a2apb.StreamResponse]
+// rawRequest receives a live stream's message undecoded (liveCodec).
+type rawRequest struct{ b []byte }
+
+// liveCodec is gRPC's proto codec, except that a *rawRequest receives a
+// message's bytes as they came: the live stream decodes them itself, so
+// that a message that is not protobuf is the client's error
+// (InvalidArgument), not gRPC's Internal, which gRPC would send itself.
+type liveCodec struct{ encoding.CodecV2 }
+
+func (c liveCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if r, ok := v.(*rawRequest); ok {
+		r.b = data.Materialize()
+		return nil
+	}
+	return c.CodecV2.Unmarshal(data, v)
+}
 
 // liveService is lf.a2a.v1.A2AService with SendLiveMessage: a2a-go's
 // handler serves the other methods.
@@ -94,7 +114,7 @@ func (s *Server) registerGRPC(g *grpc.Server) {
 		ServerStreams: true,
 		ClientStreams: true,
 		Handler: func(srv any, stream grpc.ServerStream) error {
-			return srv.(*liveService).SendLiveMessage(&grpc.GenericServerStream[a2apb.SendMessageRequest, a2apb.StreamResponse]{ServerStream: stream})
+			return srv.(*liveService).SendLiveMessage(stream)
 		},
 	})
 	g.RegisterService(&desc, impl)
@@ -125,7 +145,7 @@ func liveFrom(ctx context.Context) *liveCall {
 // liveCall is one SendLiveMessage stream.
 type liveCall struct {
 	s      *Server
-	stream liveStream
+	stream grpc.ServerStream
 	name   string
 	// config is the first message's configuration, which a later
 	// message without one keeps.
@@ -163,7 +183,7 @@ func (lc *liveCall) historyLength() *int {
 }
 
 // SendLiveMessage serves one live stream (docs/live.md).
-func (l *liveService) SendLiveMessage(stream liveStream) error {
+func (l *liveService) SendLiveMessage(stream grpc.ServerStream) error {
 	ctx := stream.Context()
 	var params *a2asrv.ServiceParams
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
@@ -199,7 +219,7 @@ func (lc *liveCall) serve(ctx context.Context, cc *a2asrv.CallContext) error {
 		}
 	}
 	ctx = context.WithValue(ctx, liveKey{}, lc)
-	pb, err := lc.stream.Recv()
+	pb, err := lc.recv()
 	if err == io.EOF {
 		return invalidParams("the stream was closed before its first message: send a SendMessageRequest first (a message that starts a task, answers one, or names a task with no parts to reattach)")
 	}
@@ -225,7 +245,7 @@ func (lc *liveCall) serve(ctx context.Context, cc *a2asrv.CallContext) error {
 	msgs := make(chan received, 1)
 	go func() {
 		for {
-			pb, err := lc.stream.Recv()
+			pb, err := lc.recv()
 			select {
 			case msgs <- received{pb, err}:
 			case <-ctx.Done():
@@ -237,6 +257,20 @@ func (lc *liveCall) serve(ctx context.Context, cc *a2asrv.CallContext) error {
 		}
 	}()
 	return lc.follow(ctx, msgs)
+}
+
+// recv reads the stream's next message. One that is not a
+// SendMessageRequest is an ErrInvalidParams error.
+func (lc *liveCall) recv() (*a2apb.SendMessageRequest, error) {
+	var raw rawRequest
+	if err := lc.stream.RecvMsg(&raw); err != nil {
+		return nil, err
+	}
+	var pb a2apb.SendMessageRequest
+	if err := proto.Unmarshal(raw.b, &pb); err != nil {
+		return nil, invalidParams("a message of the stream is not a SendMessageRequest: %v", err)
+	}
+	return &pb, nil
 }
 
 // liveRequest converts a message of the stream, naming what is wrong with
@@ -257,18 +291,13 @@ func liveRequest(pb *a2apb.SendMessageRequest) (*a2a.SendMessageRequest, error) 
 	return req, nil
 }
 
-// recvError is the stream's error for a failed Recv. The HTTP guard
-// bounds a gRPC call's request body as a whole: a stream whose messages
-// together pass a2a.maxBodyBytes fails its read with net/http's
-// MaxBytesError, which gRPC reports as Unavailable with that error's
-// text.
+// recvError is the stream's error for a failed read: the message's own,
+// the client's going away, or gRPC's status (which gRPC has already sent:
+// a message over the size limit, a stream cut short, and, through the
+// HTTP guard, messages that together pass a2a.maxBodyBytes).
 func (lc *liveCall) recvError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return status.FromContextError(ctx.Err()).Err()
-	}
-	if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "request body too large") {
-		return status.Errorf(codes.ResourceExhausted,
-			"this stream's messages together passed the server's request body limit (a2a.maxBodyBytes): reconnect with a message naming the task and no parts to go on")
 	}
 	return err
 }
@@ -371,9 +400,12 @@ func (lc *liveCall) follow(ctx context.Context, msgs <-chan received) (err error
 		t.mu.Lock()
 		t.lives--
 		others := t.lives
+		// A run parked on a question (its input-required may go out a
+		// moment before its execution ends) is the idle policy's.
+		parked := t.waiting != nil
 		t.unwatchLocked(changed)
 		t.mu.Unlock()
-		if gone && others == 0 {
+		if gone && others == 0 && !parked {
 			// As for an SSE client: the run goes on or is aborted by
 			// the server's policy, unless another live stream follows it.
 			s.clientLeft(t)
@@ -403,8 +435,8 @@ func (lc *liveCall) follow(ctx context.Context, msgs <-chan received) (err error
 				return nil
 			}
 		}
-		if lc.closed && waitsForInput(lc.last) {
-			// The client cannot answer any more.
+		if lc.closed && waitsForInput(lc.last) && t.unanswered() {
+			// The client cannot answer any more, and nobody has.
 			return nil
 		}
 		select {
@@ -478,11 +510,15 @@ func (t *liveTask) answerable() error {
 			"task %s is %s, but tool call %s was already answered (%s) by %s; this message was ignored",
 			t.id, stateName(state), t.waiting.req.CallID, t.accepted.outcome, t.acceptedBy))
 	case t.waiting == nil:
+		if t.running {
+			// Answered: the run goes on before its next update says so.
+			state = a2a.TaskStateWorking
+		}
 		msg := fmt.Sprintf("task %s is %s, not waiting for input", t.id, stateName(state))
 		if call, opt := t.lastAnswered(); call != "" {
-			msg += fmt.Sprintf(": tool call %s was answered (%s)%s", call, opt, t.by(call))
+			msg += fmt.Sprintf(": tool call %s was already answered (%s)%s", call, opt, t.by(call))
 		}
-		return a2a.NewError(a2a.ErrUnsupportedOperation, msg+"; send a message on the stream when it shows input-required")
+		return a2a.NewError(a2a.ErrUnsupportedOperation, msg+"; this message was ignored (answer on the stream when it shows input-required)")
 	}
 	return nil
 }
@@ -494,6 +530,13 @@ func (t *liveTask) lastAnswered() (call, option string) {
 	}
 	call = t.answerOrder[len(t.answerOrder)-1]
 	return call, t.answered[call]
+}
+
+// unanswered reports whether the task waits for an answer nobody gave.
+func (t *liveTask) unanswered() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.waiting != nil && t.accepted == nil
 }
 
 // state is the task's state.
@@ -509,7 +552,7 @@ func (lc *liveCall) sendEvent(ev a2a.Event) error {
 	if err != nil {
 		return a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("cannot convert a %T event: %v", ev, err))
 	}
-	if err := lc.stream.Send(pb); err != nil {
+	if err := lc.stream.SendMsg(pb); err != nil {
 		return err
 	}
 	switch e := ev.(type) {

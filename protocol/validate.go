@@ -397,6 +397,10 @@ func restChecks(next http.Handler) http.Handler {
 		case r.Method == http.MethodPost && isTask && strings.HasSuffix(rest, ":cancel"):
 			cancelConflict(next, w, r)
 			return
+		case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/message:") && r.URL.Path != "/message:send" && r.URL.Path != "/message:stream":
+			refuse(w, r, "/tasks/-", a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf(
+				"the REST binding has no method %s (it has POST /message:send and POST /message:stream): %s", strings.TrimPrefix(r.URL.Path, "/"), liveGRPCOnly)))
+			return
 		case r.Method == http.MethodPost && (r.URL.Path == "/message:send" || r.URL.Path == "/message:stream"):
 			if body, err := io.ReadAll(r.Body); err == nil {
 				body = camelNames(body)
