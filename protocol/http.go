@@ -17,6 +17,7 @@ import (
 	grpcproto "google.golang.org/grpc/encoding/proto"
 
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/protocol/liveclient"
 )
 
 // RESTPath is where the REST binding is mounted.
@@ -144,7 +145,7 @@ func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch env.Method {
-	case liveMethodName:
+	case liveclient.MethodName:
 		h.writeRPCError(w, r, env.Method, env.ID, a2a.NewError(a2a.ErrMethodNotFound, liveGRPCOnly))
 		return
 	case "commands/get":

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/agentry-dev/agentry/protocol/liveclient"
 )
 
 // The live binding: A2A's proposed bidirectional gRPC method
@@ -31,14 +33,8 @@ import (
 // for the client's answer, which goes through the same request handler,
 // interceptor and first-answer-wins checks as on every other binding.
 
-// The method's names on the wire.
-const (
-	liveServiceName = "lf.a2a.v1.A2AService"
-	liveMethodName  = "SendLiveMessage"
-)
-
 // liveGRPCOnly is the error of the HTTP bindings for SendLiveMessage.
-const liveGRPCOnly = "SendLiveMessage, A2A's bidirectional stream, is served on the gRPC binding only (lf.a2a.v1.A2AService/SendLiveMessage; docs/live.md)"
+const liveGRPCOnly = liveclient.MethodName + ", A2A's bidirectional stream, is served on the gRPC binding only (" + liveclient.Service + "/" + liveclient.MethodName + "; docs/live.md)"
 
 // DefaultLiveIdleTimeout is LiveConfig.IdleTimeout's default.
 const DefaultLiveIdleTimeout = 10 * time.Minute
@@ -109,14 +105,14 @@ type liveService struct {
 func (s *Server) registerGRPC(g *grpc.Server) {
 	impl := &liveService{Handler: a2agrpc.NewHandler(s.handler), s: s, echo: a2agrpc.NewHandler(errorEcho{})}
 	desc := a2apb.A2AService_ServiceDesc
-	desc.Streams = append(slices.Clone(desc.Streams), grpc.StreamDesc{
-		StreamName:    liveMethodName,
-		ServerStreams: true,
-		ClientStreams: true,
-		Handler: func(srv any, stream grpc.ServerStream) error {
-			return srv.(*liveService).SendLiveMessage(stream)
-		},
-	})
+	if desc.ServiceName != liveclient.Service {
+		panic("protocol: a2a-go's gRPC service is " + desc.ServiceName + ", not " + liveclient.Service)
+	}
+	live := *liveclient.StreamDesc()
+	live.Handler = func(srv any, stream grpc.ServerStream) error {
+		return srv.(*liveService).SendLiveMessage(stream)
+	}
+	desc.Streams = append(slices.Clone(desc.Streams), live)
 	g.RegisterService(&desc, impl)
 }
 

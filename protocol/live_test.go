@@ -28,6 +28,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/protocol/liveclient"
 )
 
 // The method's description as a client built from A2A's proposal has it.
@@ -892,4 +893,59 @@ func TestLiveBadInput(t *testing.T) {
 	l := openLive(t, conn, liveOpts{})
 	l.send(userMessage("hello", ""))
 	l.until(stateIs(a2a.TaskStateInputRequired))
+}
+
+// TestLiveThroughLiveclient: agentry's own client against the server:
+// the card says the method is served, a task's two questions are
+// answered on one stream, and refusals decode into a2a-go's errors with
+// the stream's codes.
+func TestLiveThroughLiveclient(t *testing.T) {
+	h := newHarness(t, twoShellCalls())
+	if !liveclient.Supported(h.cardJSON()) {
+		t.Fatal("the card does not declare capabilities.bidiStreaming")
+	}
+	conn := h.liveConn(t)
+	opts := []liveclient.Option{liveclient.WithToken(testToken), liveclient.WithExtensions(devtool.URI)}
+	s, err := liveclient.Open(t.Context(), conn, &a2a.SendMessageRequest{Message: userMessage("run both", "")}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []a2a.Event
+	for ev, err := range s.Events() {
+		if err != nil {
+			t.Fatalf("after %s: %v", describe(evs), err)
+		}
+		evs = append(evs, ev)
+		if stateIs(a2a.TaskStateInputRequired)(ev) {
+			if err := s.Send(&a2a.SendMessageRequest{Message: answer(confirmPart(pendingIn(t, evs), "proceed_once"))}); err != nil {
+				t.Fatal(err)
+			}
+			evs = evs[:0]
+		}
+	}
+	if got := describe(evs); !strings.HasSuffix(got, "STATE_CHANGE:completed") {
+		t.Fatalf("to the end: %s", got)
+	}
+	if got := s.Trailer().Get("a2a-extensions"); len(got) != 1 || got[0] != devtool.URI {
+		t.Fatalf("trailer %v", got)
+	}
+
+	gone, err := liveclient.Reconnect(t.Context(), conn, "no-such-task", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gone.Recv(); liveclient.Code(err) != codes.NotFound || !errors.Is(err, a2a.ErrTaskNotFound) {
+		t.Fatalf("unknown task: %v (%s)", err, liveclient.Code(err))
+	}
+	late, err := liveclient.Open(t.Context(), conn, &a2a.SendMessageRequest{Message: func() *a2a.Message {
+		m := answer(a2a.NewTextPart("yes"))
+		m.TaskID = s.TaskID()
+		return m
+	}()}, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.Recv(); liveclient.Code(err) != codes.FailedPrecondition || !errors.Is(err, a2a.ErrUnsupportedOperation) {
+		t.Fatalf("a message to a finished task: %v (%s)", err, liveclient.Code(err))
+	}
 }
