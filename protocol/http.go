@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,6 +71,10 @@ type httpHandler struct {
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		if r.URL.Path == liveclient.Method {
+			lw := &liveWriter{ResponseWriter: w}
+			w, r = lw, r.WithContext(context.WithValue(r.Context(), liveWriterKey{}, lw))
+		}
 		h.grpc.ServeHTTP(w, r)
 		return
 	}

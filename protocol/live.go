@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -21,6 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/agentry-dev/agentry/protocol/liveclient"
 )
@@ -157,6 +161,9 @@ type liveCall struct {
 	closed bool
 	// last is the state of the last event sent.
 	last a2a.TaskState
+	// metaMap and metaPB are the last status metadata converted (toProto).
+	metaMap map[string]any
+	metaPB  *structpb.Struct
 }
 
 // bind makes t the stream's task, its events from log position from
@@ -417,11 +424,15 @@ func (lc *liveCall) follow(ctx context.Context, msgs <-chan received) (err error
 		}
 	}
 	from := lc.from
+	w := liveWriterFrom(ctx)
+	defer w.batch(0)
 	for {
 		t.mu.Lock()
 		evs := t.log[from:]
 		from = len(t.log)
 		t.mu.Unlock()
+		// What is in the log already goes out in one write.
+		w.batch(len(evs))
 		for _, ev := range evs {
 			if err := lc.sendEvent(ev); err != nil {
 				gone = true
@@ -544,7 +555,7 @@ func (t *liveTask) state() a2a.TaskState {
 
 // sendEvent sends one event on the stream.
 func (lc *liveCall) sendEvent(ev a2a.Event) error {
-	pb, err := pbconv.ToProtoStreamResponse(ev)
+	pb, err := lc.toProto(ev)
 	if err != nil {
 		return a2a.NewError(a2a.ErrInternalError, fmt.Sprintf("cannot convert a %T event: %v", ev, err))
 	}
@@ -558,6 +569,33 @@ func (lc *liveCall) sendEvent(ev a2a.Event) error {
 		lc.last = e.Status.State
 	}
 	return nil
+}
+
+// toProto converts an event with a2a-go's conversion. A status update's
+// metadata is converted once per map: the translator gives every update
+// of a kind the same map, which nobody modifies, and a text delta's
+// conversion was mostly its metadata's.
+func (lc *liveCall) toProto(ev a2a.Event) (*a2apb.StreamResponse, error) {
+	u, ok := ev.(*a2a.TaskStatusUpdateEvent)
+	if !ok || u.Metadata == nil {
+		return pbconv.ToProtoStreamResponse(ev)
+	}
+	bare := *u
+	bare.Metadata = nil
+	pb, err := pbconv.ToProtoStreamResponse(&bare)
+	if err != nil {
+		return nil, err
+	}
+	if lc.metaMap == nil || reflect.ValueOf(lc.metaMap).UnsafePointer() != reflect.ValueOf(u.Metadata).UnsafePointer() {
+		st, err := structpb.NewStruct(u.Metadata)
+		if err != nil {
+			return nil, err
+		}
+		// Holding the map keeps its address from naming another one.
+		lc.metaMap, lc.metaPB = u.Metadata, st
+	}
+	pb.GetStatusUpdate().Metadata = lc.metaPB
+	return pb, nil
 }
 
 // finished reports whether ev is a task's final state.
@@ -639,6 +677,58 @@ func (s *Server) cancelIdle(t *liveTask, ap *approval, d time.Duration) {
 func idleMessage(d time.Duration) string {
 	return fmt.Sprintf("No answer came for %s while the task waited for input (a2a.live.idleMinutes); the task was cancelled.", d)
 }
+
+// liveWriter is a live stream's response writer. gRPC flushes each
+// response as it writes it: a write to the connection, and hand-offs
+// between the HTTP/2 server's goroutines, for every update, most of what
+// a text delta costs. The stream says how many responses it is about to
+// send at once (batch); the flushes of all but the last are held back,
+// and their bytes go out with it (or as the HTTP/2 server's buffer
+// fills).
+type liveWriter struct {
+	http.ResponseWriter
+	// held counts the responses of the batch not yet written.
+	held atomic.Int64
+}
+
+type liveWriterKey struct{}
+
+// liveWriterFrom returns the stream's writer, nil when the request did
+// not come through Handler (a test's own gRPC server).
+func liveWriterFrom(ctx context.Context) *liveWriter {
+	w, _ := ctx.Value(liveWriterKey{}).(*liveWriter)
+	return w
+}
+
+// batch announces n responses about to be sent.
+func (w *liveWriter) batch(n int) {
+	if w != nil {
+		w.held.Store(int64(n))
+	}
+}
+
+// Flush implements http.Flusher: gRPC calls it after each response (and
+// after its status); it flushes unless more of the batch follow.
+func (w *liveWriter) Flush() {
+	for {
+		n := w.held.Load()
+		if n <= 0 {
+			break
+		}
+		if w.held.CompareAndSwap(n, n-1) {
+			if n > 1 {
+				return // the batch's next response flushes this one
+			}
+			break
+		}
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap returns the writer underneath, for http.ResponseController.
+func (w *liveWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // grpcTrace, set by benchmarks, sees every message a gRPC stream
 // receives (recv) or is about to send.
