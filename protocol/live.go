@@ -364,9 +364,9 @@ func (lc *liveCall) reattach(ctx context.Context, cc *a2asrv.CallContext, req *a
 			return err
 		}
 		if !st.Task.Status.State.Terminal() {
-			return a2a.NewError(a2a.ErrUnsupportedOperation, fmt.Sprintf(
-				"task %s cannot be followed: its run is gone (the server restarted while it was %s); start a new task in context %s",
-				m.TaskID, stateName(st.Task.Status.State), st.Task.ContextID))
+			// As the interceptor says it of a message to such a task.
+			return invalidParams("task %s cannot be followed: its run is gone (the server restarted while it was %s); start a new task in context %s",
+				m.TaskID, st.Task.Status.State, st.Task.ContextID)
 		}
 		task := copyTask(st.Task)
 		if hl != nil && len(task.History) > *hl {
