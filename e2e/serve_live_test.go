@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -155,4 +156,47 @@ func TestServeLiveStream(t *testing.T) {
 			t.Fatalf("the approved command did not run: %v", err)
 		}
 	}
+}
+
+// followLive reattaches a SendLiveMessage stream to a task of the server
+// at url (a message with its id and no parts) and reads it to the end:
+// the task, its updates, then the half-close with status OK after the
+// completed update. It returns what went wrong, if anything.
+func followLive(url, token string, task a2a.TaskID) error {
+	conn, err := grpc.NewClient(strings.TrimPrefix(url, "http://"), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token, "a2a-extensions", devtoolURI)
+	stream, err := conn.NewStream(ctx, &grpc.StreamDesc{StreamName: "SendLiveMessage", ServerStreams: true, ClientStreams: true}, "/lf.a2a.v1.A2AService/SendLiveMessage")
+	if err != nil {
+		return err
+	}
+	if err := stream.SendMsg(&a2apb.SendMessageRequest{Message: &a2apb.Message{MessageId: "reattach", Role: a2apb.Role_ROLE_USER, TaskId: string(task)}}); err != nil {
+		return err
+	}
+	var got []string
+	for {
+		var r a2apb.StreamResponse
+		err := stream.RecvMsg(&r)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("the live stream ended with %v after %v", err, got)
+		}
+		switch {
+		case r.GetTask() != nil:
+			got = append(got, "task:"+r.GetTask().GetStatus().GetState().String())
+		case r.GetStatusUpdate() != nil:
+			got = append(got, r.GetStatusUpdate().GetStatus().GetState().String())
+		}
+	}
+	if len(got) < 2 || !strings.HasPrefix(got[0], "task:") || got[len(got)-1] != "TASK_STATE_COMPLETED" {
+		return fmt.Errorf("the live stream carried %v, want the task, then its updates to completed", got)
+	}
+	return nil
 }
