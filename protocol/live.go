@@ -194,12 +194,30 @@ func (l *liveService) SendLiveMessage(stream grpc.ServerStream) error {
 	}
 	ctx, cc := a2asrv.NewCallContext(ctx, params)
 	lc := &liveCall{s: l.s, stream: stream}
-	err := lc.serve(ctx, cc)
+	var err error
+	select {
+	case <-l.s.draining:
+		err = errShuttingDown
+	default:
+		err = lc.serve(ctx, cc)
+	}
 	// The activated extensions, as a2a-go's gRPC binding answers them.
 	if uris := cc.Extensions().ActivatedURIs(); len(uris) > 0 {
 		stream.SetTrailer(metadata.MD{strings.ToLower(a2a.SvcParamExtensions): uris})
 	}
 	return grpcError(ctx, l.echo, err)
+}
+
+// errShuttingDown ends the live streams of a server that shuts down.
+var errShuttingDown = status.Error(codes.Unavailable, "the server is shutting down: reconnect to the task when it is back")
+
+// Drain ends every live stream with UNAVAILABLE, and refuses new ones, for
+// a server about to shut down: a stream whose task waits for input would
+// hold the HTTP server's graceful shutdown for as long as it may wait.
+// Their tasks are left alone (Close ends them). Register it with
+// http.Server.RegisterOnShutdown.
+func (s *Server) Drain() {
+	s.drainOnce.Do(func() { close(s.draining) })
 }
 
 // received is one Recv's result.
@@ -464,7 +482,9 @@ func (lc *liveCall) follow(ctx context.Context, msgs <-chan received) (err error
 			gone = true
 			return status.FromContextError(ctx.Err()).Err()
 		case <-s.ctx.Done():
-			return status.Error(codes.Unavailable, "the server is shutting down: reconnect to the task when it is back")
+			return errShuttingDown
+		case <-s.draining:
+			return errShuttingDown
 		}
 	}
 }

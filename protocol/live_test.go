@@ -949,3 +949,19 @@ func TestLiveThroughLiveclient(t *testing.T) {
 		t.Fatalf("a message to a finished task: %v (%s)", err, liveclient.Code(err))
 	}
 }
+
+// TestLiveDrain: a server about to shut down ends its live streams with
+// Unavailable and refuses new ones; their tasks are left as they were.
+func TestLiveDrain(t *testing.T) {
+	h := newHarness(t, twoShellCalls())
+	conn := h.liveConn(t)
+	l := openLive(t, conn, liveOpts{})
+	l.send(userMessage("run both", ""))
+	evs := l.until(stateIs(a2a.TaskStateInputRequired))
+	h.srv.Drain()
+	l.failsWith(codes.Unavailable, "shutting down")
+	waitState(t, h, evs[0].(*a2a.Task).ID, a2a.TaskStateInputRequired)
+	again := openLive(t, conn, liveOpts{})
+	again.send(reconnect(evs[0].(*a2a.Task).ID))
+	again.failsWith(codes.Unavailable, "shutting down")
+}

@@ -224,6 +224,9 @@ type Server struct {
 	decidedOrder []a2a.TaskID
 
 	liveCfg LiveConfig
+	// draining is closed by Drain.
+	draining  chan struct{}
+	drainOnce sync.Once
 	// grpcTrace, set by benchmarks, sees the messages of every gRPC
 	// stream (see traceStreams).
 	grpcTrace atomic.Pointer[grpcTrace]
@@ -310,7 +313,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("protocol: %w", err)
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, now: cfg.Now, liveCfg: live,
+		cfg: cfg, log: cfg.Logger, now: cfg.Now, liveCfg: live, draining: make(chan struct{}),
 		slots:    &slots{max: cfg.MaxTasks},
 		contexts: map[string]*convo{}, idleClosed: map[string]string{}, live: map[a2a.TaskID]*liveTask{},
 	}

@@ -204,6 +204,8 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 		return fail(err)
 	}
 	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	// Live streams waiting for answers would hold the shutdown.
+	hs.RegisterOnShutdown(srv.Drain)
 	capped := listen.Listener(ln, limits, log)
 	capped.Track(hs)
 	ln = capped
@@ -575,6 +577,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		return nil, err
 	}
 	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	hs.RegisterOnShutdown(srv.Drain)
 	capped := listen.Listener(ln, limits, log)
 	capped.Track(hs)
 	go func() { _ = hs.Serve(capped) }()
