@@ -965,3 +965,11 @@ func TestLiveDrain(t *testing.T) {
 	again.send(reconnect(evs[0].(*a2a.Task).ID))
 	again.failsWith(codes.Unavailable, "shutting down")
 }
+
+// TestLiveServiceName: the service SendLiveMessage is added to is the one
+// liveclient calls it on.
+func TestLiveServiceName(t *testing.T) {
+	if got := a2apb.A2AService_ServiceDesc.ServiceName; got != liveclient.Service || liveMethod != liveclient.Method {
+		t.Fatalf("a2a-go's service %s, liveclient's method %s", got, liveclient.Method)
+	}
+}

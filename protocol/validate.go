@@ -602,8 +602,7 @@ func grpcChecks() grpc.UnaryServerInterceptor {
 		}
 		if err != nil {
 			// a2a-go's gRPC handler renders the error, details included.
-			_, err = echo.GetTask(context.WithValue(ctx, errorKey{}, err), &a2apb.GetTaskRequest{Id: "-"})
-			return nil, err
+			return nil, grpcError(ctx, echo, err)
 		}
 		return next(ctx, req)
 	}
