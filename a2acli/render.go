@@ -23,6 +23,8 @@ type output interface {
 	note(msg string)
 	// breakLine ends the answer's open line before a question.
 	breakLine()
+	// connected says which agent was reached, and how.
+	connected(agent, where string)
 	end(o Outcome, reason, url string)
 }
 
@@ -47,6 +49,8 @@ func (j *jsonOutput) warn(msg string) { fmt.Fprintf(j.err, "Warning: %s\n", msg)
 func (j *jsonOutput) note(msg string) { fmt.Fprintln(j.err, msg) }
 
 func (j *jsonOutput) breakLine() {}
+
+func (j *jsonOutput) connected(string, string) {}
 
 func (j *jsonOutput) end(Outcome, string, string) {}
 
@@ -118,6 +122,13 @@ func (t *textOutput) warn(msg string) { t.say("Warning: " + msg) }
 func (t *textOutput) note(msg string) { t.say(msg) }
 
 func (t *textOutput) breakLine() { t.newline() }
+
+func (t *textOutput) connected(agent, where string) {
+	if agent = oneLine(agent); agent == "" {
+		agent = "the agent"
+	}
+	t.progress(fmt.Sprintf("%s over %s", agent, oneLine(where)))
+}
 
 func (t *textOutput) event(ev a2a.Event) {
 	switch e := ev.(type) {

@@ -54,6 +54,11 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 	if cfg.Output == OutputText {
 		out = newTextOutput(cfg.Out, cfg.Err, cfg.Dim)
 	}
+	name := ""
+	if ag.card != nil {
+		name = ag.card.Name
+	}
+	out.connected(name, c.where())
 	r := &run{cfg: &cfg, conn: c, out: out, ask: newAsker(&cfg), t: newTracker()}
 	o, err := r.run(ctx)
 	if err == nil || errors.Is(err, ErrInterrupted) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -94,13 +95,21 @@ func (e *env) proof() string {
 // answered "y" from stdin, the command runs, the answer is printed and
 // the exit code is 0; --context continues the conversation.
 func TestA2ACommand(t *testing.T) {
-	for _, transport := range []string{"jsonrpc", "rest", "grpc", "ws"} {
+	for _, transport := range []string{"jsonrpc", "rest", "grpc", "ws", "live", "auto"} {
 		t.Run(transport, func(t *testing.T) {
 			e, srv, fake := a2aAgent(t, append(shellTurn("echo a2a-ok > proof.txt", "Done."), fakegemini.Text("Again."))...)
 			r := e.a2a("y\n", "--transport", transport, srv.url, "run", "the", "command")
 			if r.code != 0 || r.stdout != "I'll run it.\nDone.\n" {
 				t.Fatalf("exit %d, stdout %q; stderr:\n%s\nserver:\n%s", r.code, r.stdout, r.stderr, srv.errText())
 			}
+			host := strings.TrimPrefix(srv.url, "http://")
+			via := map[string]string{
+				"jsonrpc": "JSONRPC 1.0 at " + srv.url + "/", "rest": "HTTP+JSON 1.0 at " + srv.url + "/rest",
+				"grpc": "GRPC 1.0 at dns:///" + host, "ws": "WEBSOCKET at ws://" + host + "/ws",
+				// The card declares bidiStreaming: auto takes the live stream.
+				"live": "SendLiveMessage on GRPC 1.0 at dns:///" + host, "auto": "SendLiveMessage on GRPC 1.0 at dns:///" + host,
+			}[transport]
+			wantStderr(t, r, "agentry over "+via+"\n")
 			wantStderr(t, r,
 				"? run_shell_command needs your approval\n  command: echo a2a-ok > proof.txt\n  in: "+e.ws+"\n",
 				"  y) Allow once\n", "  a) Allow always", "  n) Reject",
@@ -165,7 +174,7 @@ func TestA2ACommandDeclines(t *testing.T) {
 // TestA2ACommandJSON: -o json writes every event as a line of A2A 1.0
 // JSON, a StreamResponse, and nothing else to stdout.
 func TestA2ACommandJSON(t *testing.T) {
-	for _, transport := range []string{"rest", "grpc"} {
+	for _, transport := range []string{"rest", "grpc", "live"} {
 		t.Run(transport, func(t *testing.T) {
 			e, srv, _ := a2aAgent(t, shellTurn("echo a2a-ok > proof.txt", "Done.")...)
 			r := e.a2a("", "-o", "json", "--approve", "yes", "--transport", transport, srv.url, "run the command")
@@ -212,7 +221,7 @@ func TestA2ACommandJSON(t *testing.T) {
 // development-tool extension; the approval comes as agentry's plain
 // question, answered "yes" from stdin, and the answer as an artifact.
 func TestA2ACommandPlain(t *testing.T) {
-	for _, transport := range []string{"jsonrpc", "rest", "grpc"} {
+	for _, transport := range []string{"jsonrpc", "rest", "grpc", "live"} {
 		t.Run(transport, func(t *testing.T) {
 			e, srv, _ := a2aAgent(t, shellTurn("echo a2a-ok > proof.txt", "Done.")...)
 			r := e.a2a("yes\n", "--plain", "--transport", transport, srv.url, "run the command")
@@ -266,7 +275,7 @@ func parkTask(t *testing.T, srv *serveProc) string {
 // answer sent, and the task followed to its end; a finished task is
 // reported as it ended.
 func TestA2ACommandReattach(t *testing.T) {
-	for _, transport := range []string{"jsonrpc", "rest", "grpc", "ws"} {
+	for _, transport := range []string{"jsonrpc", "rest", "grpc", "ws", "live", "auto"} {
 		t.Run(transport, func(t *testing.T) {
 			e, srv, _ := a2aAgent(t, shellTurn("echo a2a-ok > proof.txt", "Done.")...)
 			task := parkTask(t, srv)
@@ -353,6 +362,10 @@ func TestA2ACommandBadInput(t *testing.T) {
 			"invalid bearer token; is --token (or AGENTRY_A2A_TOKEN) the agent's bearer token?"},
 		{"wrong token, ws", "", []string{"--transport", "ws", srv.url, "hi"}, "AGENTRY_A2A_TOKEN=not-the-token", 1,
 			"the server refused the connection: 401 Unauthorized: invalid bearer token; is --token (or AGENTRY_A2A_TOKEN) the agent's bearer token?"},
+		{"wrong token, live", "", []string{srv.url, "hi"}, "AGENTRY_A2A_TOKEN=not-the-token", 1,
+			"SendLiveMessage on GRPC 1.0 at dns:///"},
+		{"wrong token, live's reason", "", []string{srv.url, "hi"}, "AGENTRY_A2A_TOKEN=not-the-token", 1,
+			"invalid bearer token; is --token (or AGENTRY_A2A_TOKEN) the agent's bearer token?"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ce := *e
@@ -421,5 +434,79 @@ func TestReadmeA2AExample(t *testing.T) {
 	}
 	if strings.Contains(srv.errText(), "too weak") {
 		t.Errorf("the example's token is one the server warns about:\n%s", srv.errText())
+	}
+}
+
+// syncBuffer is a buffer one goroutine writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestA2ACommandInterrupt: SIGINT while the task runs a command cancels
+// the task on the server and exits with 130.
+func TestA2ACommandInterrupt(t *testing.T) {
+	for _, transport := range []string{"jsonrpc", "ws", "live"} {
+		t.Run(transport, func(t *testing.T) {
+			e, srv, _ := a2aAgent(t, fakegemini.Call("run_shell_command", map[string]any{"command": "sleep 60"}))
+			c := e.cmd("a2a", "--transport", transport, "--approve", "yes", srv.url, "wait a minute")
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			var stderr syncBuffer
+			c.Stderr = &stderr
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.Wait() }()
+			deadline := time.After(30 * time.Second)
+			for !strings.Contains(stderr.String(), "▸ run_shell_command: sleep 60") {
+				select {
+				case <-done:
+					t.Fatalf("agentry a2a ended before the command ran; stderr:\n%s", stderr.String())
+				case <-deadline:
+					c.Process.Kill()
+					t.Fatalf("the command never ran; stderr:\n%s", stderr.String())
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			if err := c.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				c.Process.Kill()
+				t.Fatalf("agentry a2a did not exit after SIGINT; stderr:\n%s", stderr.String())
+			}
+			if code := c.ProcessState.ExitCode(); code != 130 {
+				t.Errorf("exit %d after SIGINT, want 130; stderr:\n%s", code, stderr.String())
+			}
+			m := regexp.MustCompile(`(?m)^Task canceled \(context \S+, task (\S+)\)\.$`).FindStringSubmatch(stderr.String())
+			if m == nil {
+				t.Fatalf("no summary saying the task was canceled:\n%s", stderr.String())
+			}
+			body := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + m[1] + `"}}`
+			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.url+"/", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+a2aToken)
+			if _, b, _ := httpDo(t, req); !strings.Contains(string(b), `"state":"TASK_STATE_CANCELED"`) {
+				t.Errorf("the task on the server: %s", b)
+			}
+		})
 	}
 }
