@@ -60,6 +60,10 @@ func checkValue(key string, v any) string {
 		default:
 			return "one of grpc, http"
 		}
+	case "a2a.live.idleMinutes":
+		if v.(int) < 1 {
+			return "an integer >= 1 (minutes a task on a live stream may wait for an answer before it is cancelled; default 10): a task must not wait for ever"
+		}
 	case "tools.shell.timeoutSeconds", "context.maxDirectoryItems":
 		if v.(int) < 0 {
 			return "an integer >= 0"

@@ -276,6 +276,17 @@ type A2ASettings struct {
 	GCPercent int `json:"gcPercent"`
 	// WS limits the live session endpoint, GET /ws (docs/ws.md).
 	WS A2AWSSettings `json:"ws"`
+	// Live is the policy of gRPC SendLiveMessage streams (docs/live.md).
+	Live A2ALiveSettings `json:"live"`
+}
+
+// A2ALiveSettings are a2a.live: the policy of gRPC SendLiveMessage
+// streams.
+type A2ALiveSettings struct {
+	// IdleMinutes cancels a task a live stream has been on when it waits
+	// for input this long with no answer (default 10; at least 1: a run
+	// must not stay parked for ever).
+	IdleMinutes int `json:"idleMinutes"`
 }
 
 // A2AWSSettings are a2a.ws: the live session endpoint's limits. Zero is
@@ -367,5 +378,9 @@ func Defaults() Settings {
 		HooksConfig: HooksConfigSettings{Enabled: true, Notifications: true},
 		Security:    SecuritySettings{EnvironmentVariableRedaction: EnvRedactionSettings{Enabled: true}},
 		Telemetry:   TelemetrySettings{OTLPProtocol: "grpc"},
+		A2A:         A2ASettings{Live: A2ALiveSettings{IdleMinutes: DefaultLiveIdleMinutes}},
 	}
 }
+
+// DefaultLiveIdleMinutes is a2a.live.idleMinutes's default.
+const DefaultLiveIdleMinutes = 10

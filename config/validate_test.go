@@ -41,6 +41,8 @@ func TestInvalidSettingsFile(t *testing.T) {
 		{"turns below -1", `{"model": {"maxSessionTurns": -2}}`, `: "model.maxSessionTurns" must be an integer >= -1 (-1 means unlimited), got -2`, "model.maxSessionTurns"},
 		{"negative timeout", `{"tools": {"shell": {"timeoutSeconds": -1}}}`, `: "tools.shell.timeoutSeconds" must be an integer >= 0, got -1`, "tools.shell.timeoutSeconds"},
 		{"negative items", `{"context": {"maxDirectoryItems": -1}}`, `: "context.maxDirectoryItems" must be an integer >= 0, got -1`, "context.maxDirectoryItems"},
+		{"live idle of 0", `{"a2a": {"live": {"idleMinutes": 0}}}`, `: "a2a.live.idleMinutes" must be an integer >= 1 (minutes a task on a live stream may wait for an answer before it is cancelled; default 10): a task must not wait for ever, got 0`, "a2a.live.idleMinutes"},
+		{"live idle never", `{"a2a": {"live": {"idleMinutes": -1}}}`, `: "a2a.live.idleMinutes" must be an integer >= 1 (minutes a task on a live stream may wait for an answer before it is cancelled; default 10): a task must not wait for ever, got -1`, "a2a.live.idleMinutes"},
 		{"relative trusted folder", `{"security": {"trustedFolders": ["src"]}}`, `: "security.trustedFolders" must be a list of absolute paths (or paths starting with ~/), got ["src"]`, "security.trustedFolders"},
 		{"trailing comma", "{\n  \"model\": {\n    \"name\": \"x\",\n  }\n}", `:4:3: invalid JSON: invalid character '}' looking for beginning of object key string`, ""},
 		{"truncated", `{"model": `, `:1:11: invalid JSON: unexpected EOF`, ""},
@@ -259,5 +261,22 @@ func TestErrorFormat(t *testing.T) {
 		if !errors.Is(tt.err, config.ErrInvalid) || errors.Is(tt.err, config.ErrUntrustedWorkspace) {
 			t.Errorf("%v: wrong sentinel", tt.err)
 		}
+	}
+}
+
+// TestLiveIdleMinutes: a2a.live.idleMinutes is 10 unless a file sets it.
+func TestLiveIdleMinutes(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	s, err := config.Load(f.options(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.A2A.Live.IdleMinutes != 10 {
+		t.Fatalf("default %d, want 10", s.A2A.Live.IdleMinutes)
+	}
+	write(t, f.userSettings(), `{"a2a": {"live": {"idleMinutes": 3}}}`)
+	if s, err = config.Load(f.options(t, nil)); err != nil || s.A2A.Live.IdleMinutes != 3 {
+		t.Fatalf("set to 3: %d %v", s.A2A.Live.IdleMinutes, err)
 	}
 }

@@ -147,6 +147,17 @@ func TestRunServesItsSession(t *testing.T) {
 	if err != nil || len(list.Tasks) != 1 {
 		t.Fatalf("tasks of the run's context: %+v %v", list, err)
 	}
+	// A live stream (docs/live.md) follows the same task; the card says
+	// the method is served.
+	cardReq, err := http.NewRequest(http.MethodGet, url+"/.well-known/agent-card.json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, card, _ := httpDo(t, cardReq); !strings.Contains(string(card), `"bidiStreaming": true`) {
+		t.Errorf("the run's card does not declare bidiStreaming:\n%s", card)
+	}
+	live := make(chan error, 1)
+	go func() { live <- followLive(url, token, list.Tasks[0].ID) }()
 	var states []string
 	for ev, err := range c.SubscribeToTask(t.Context(), &a2a.SubscribeToTaskRequest{ID: list.Tasks[0].ID}) {
 		if err != nil {
@@ -158,6 +169,9 @@ func TestRunServesItsSession(t *testing.T) {
 	}
 	if len(states) == 0 || states[len(states)-1] != string(a2a.TaskStateCompleted) {
 		t.Fatalf("followed states %v", states)
+	}
+	if err := <-live; err != nil {
+		t.Fatal(err)
 	}
 	<-s.waited
 	if code := cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(stdout.String(), "Slept.") {

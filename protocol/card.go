@@ -16,6 +16,7 @@ import (
 
 // agentCard builds the card: the three A2A 1.0 bindings on one port and
 // the development-tool extension (required only if the server says so).
+// The served JSON adds capabilities.bidiStreaming (newCardProducer).
 func (s *Server) agentCard() *a2a.AgentCard {
 	base := strings.TrimSuffix(s.cfg.BaseURL, "/")
 	desc := s.cfg.Description
@@ -142,6 +143,16 @@ func newCardProducer(card *a2a.AgentCard) (cardProducer, error) {
 		if doc["securitySchemes"], err = json.Marshal(schemes); err != nil {
 			return cardProducer{}, err
 		}
+	}
+	// SendLiveMessage (docs/live.md): a capability of A2A's proposal that
+	// a2a-go's AgentCapabilities does not have yet.
+	var caps map[string]json.RawMessage
+	if err := json.Unmarshal(doc["capabilities"], &caps); err != nil {
+		return cardProducer{}, fmt.Errorf("capabilities: %w", err)
+	}
+	caps["bidiStreaming"] = json.RawMessage("true")
+	if doc["capabilities"], err = json.Marshal(caps); err != nil {
+		return cardProducer{}, err
 	}
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

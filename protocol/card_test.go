@@ -120,8 +120,9 @@ func TestCardGRPCInterface(t *testing.T) {
 	}
 }
 
-// TestCardGolden holds the card's interfaces and security on the wire, in
-// the union of A2A 1.0 and 0.3 a2a-go serves.
+// TestCardGolden holds the card's interfaces, security and capabilities
+// (bidiStreaming among them, for SendLiveMessage) on the wire, in the
+// union of A2A 1.0 and 0.3 a2a-go serves.
 func TestCardGolden(t *testing.T) {
 	srv, err := protocol.New(protocol.Config{
 		NewSession: func(context.Context, protocol.SessionRequest) (protocol.Session, error) { return nil, nil },
@@ -139,7 +140,7 @@ func TestCardGolden(t *testing.T) {
 		t.Fatalf("%v\n%s", err, rec.Body)
 	}
 	part := map[string]json.RawMessage{}
-	for _, k := range []string{"supportedInterfaces", "url", "preferredTransport", "additionalInterfaces", "protocolVersion", "securitySchemes", "securityRequirements", "security"} {
+	for _, k := range []string{"supportedInterfaces", "url", "preferredTransport", "additionalInterfaces", "protocolVersion", "securitySchemes", "securityRequirements", "security", "capabilities"} {
 		if v, ok := all[k]; ok {
 			part[k] = v
 		}

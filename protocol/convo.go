@@ -316,6 +316,9 @@ type approval struct {
 	task       *liveTask
 	parked     chan struct{}
 	parkedOnce sync.Once
+	// idlePoke, once the idle policy's timer runs for the call, restarts
+	// it (armIdle); under its task's lock.
+	idlePoke chan struct{}
 }
 
 // park records that t waits on the call.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"google.golang.org/grpc"
 
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/runtime"
@@ -69,3 +70,45 @@ func WSClients(s *Server, contextID string) int {
 // TraceWS has fn see every frame a /ws connection of s reads (read) or
 // is about to write; conn identifies the connection.
 func TraceWS(s *Server, fn func(read bool, conn any, frame []byte)) { s.wsTrace = fn }
+
+// LiveStreams is the number of live streams following a task now.
+func LiveStreams(s *Server, id a2a.TaskID) int {
+	t := s.getLive(id)
+	if t == nil {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lives
+}
+
+// TraceGRPC has fn see every message a gRPC stream of s receives (recv)
+// or is about to send; stream identifies the stream.
+func TraceGRPC(s *Server, fn func(recv bool, stream grpc.ServerStream, m any)) {
+	tr := grpcTrace(fn)
+	s.grpcTrace.Store(&tr)
+}
+
+// RawRequestBytes is the undecoded message a live stream read, as its
+// trace sees it; nil for anything else.
+func RawRequestBytes(m any) []byte {
+	if r, ok := m.(*rawRequest); ok {
+		return r.b
+	}
+	return nil
+}
+
+// PublishText publishes n TEXT_CONTENT updates of text on a live task's
+// log, in batches of batch, as its run would but without one: what its
+// followers then send is the binding's own work.
+func PublishText(s *Server, id a2a.TaskID, text string, n, batch int) {
+	t := s.getLive(id)
+	evs := make([]a2a.Event, 0, batch)
+	for i := 0; i < n; i += batch {
+		evs = evs[:0]
+		for j := i; j < min(n, i+batch); j++ {
+			evs = append(evs, t.tr.text(text))
+		}
+		t.publish(evs...)
+	}
+}

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,12 +10,15 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
 
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/protocol/liveclient"
 )
 
 // RESTPath is where the REST binding is mounted.
@@ -29,13 +33,20 @@ const RESTPath = "/rest"
 //     extension's commands/get and command/execute, told apart by the
 //     method name;
 //   - /rest/…: the REST binding;
-//   - gRPC (HTTP/2, application/grpc): service lf.a2a.v1.A2AService.
+//   - gRPC (HTTP/2, application/grpc): service lf.a2a.v1.A2AService,
+//     a2a-go's methods and the bidirectional SendLiveMessage
+//     (docs/live.md).
 //
 // It answers the A2A-Extensions header with the activated extension. The
 // caller wraps it in package guard's checks.
 func (s *Server) Handler() http.Handler {
-	g := grpc.NewServer(grpc.ChainUnaryInterceptor(grpcChecks()))
-	a2agrpc.NewHandler(s.handler).RegisterWith(g)
+	g := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(grpcChecks()),
+		grpc.ChainStreamInterceptor(s.traceStreams),
+		grpc.MaxRecvMsgSize(s.cfg.MaxMessageBytes),
+		grpc.ForceServerCodecV2(liveCodec{encoding.GetCodecV2(grpcproto.Name)}),
+	)
+	s.registerGRPC(g)
 	return &httpHandler{
 		s:        s,
 		card:     a2asrv.NewAgentCardHandler(s.cardProducer()),
@@ -60,6 +71,10 @@ type httpHandler struct {
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		if r.URL.Path == liveclient.Method {
+			lw := &liveWriter{ResponseWriter: w}
+			w, r = lw, r.WithContext(context.WithValue(r.Context(), liveWriterKey{}, lw))
+		}
 		h.grpc.ServeHTTP(w, r)
 		return
 	}
@@ -135,6 +150,9 @@ func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch env.Method {
+	case liveclient.MethodName:
+		h.writeRPCError(w, r, env.Method, env.ID, a2a.NewError(a2a.ErrMethodNotFound, liveGRPCOnly))
+		return
 	case "commands/get":
 		h.s.commandsGet(w, env)
 		return

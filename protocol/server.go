@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -164,6 +165,12 @@ type Config struct {
 	Now func() time.Time
 	// WS sets the limits of the live session endpoint, GET /ws.
 	WS WSConfig
+	// Live sets the policy of gRPC SendLiveMessage streams (docs/live.md).
+	Live LiveConfig
+	// MaxMessageBytes bounds a gRPC message the server receives; set it
+	// to the body limit of the HTTP guard in front (a2a.maxBodyBytes).
+	// Default DefaultMaxMessageBytes.
+	MaxMessageBytes int
 }
 
 // DefaultMaxTasks is Config.MaxTasks's default.
@@ -215,6 +222,14 @@ type Server struct {
 	// decided; decidedOrder bounds it.
 	decided      map[a2a.TaskID]map[string]string
 	decidedOrder []a2a.TaskID
+
+	liveCfg LiveConfig
+	// draining is closed by Drain.
+	draining  chan struct{}
+	drainOnce sync.Once
+	// grpcTrace, set by benchmarks, sees the messages of every gRPC
+	// stream (see traceStreams).
+	grpcTrace atomic.Pointer[grpcTrace]
 }
 
 // maxDecided bounds the finished tasks whose answers are remembered.
@@ -287,8 +302,18 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Name == "" {
 		cfg.Name = "agentry"
 	}
+	if cfg.MaxMessageBytes < 0 {
+		return nil, fmt.Errorf("protocol: MaxMessageBytes %d: want a positive size (0 for %d)", cfg.MaxMessageBytes, DefaultMaxMessageBytes)
+	}
+	if cfg.MaxMessageBytes == 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	live, err := cfg.Live.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("protocol: %w", err)
+	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, now: cfg.Now,
+		cfg: cfg, log: cfg.Logger, now: cfg.Now, liveCfg: live, draining: make(chan struct{}),
 		slots:    &slots{max: cfg.MaxTasks},
 		contexts: map[string]*convo{}, idleClosed: map[string]string{}, live: map[a2a.TaskID]*liveTask{},
 	}

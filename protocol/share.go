@@ -154,6 +154,9 @@ func answererFrom(ctx context.Context) string {
 	if o := wsFrom(ctx); o != nil && o.client.name != "" {
 		return fmt.Sprintf("client %q", o.client.name)
 	}
+	if lc := liveFrom(ctx); lc != nil && lc.name != "" {
+		return fmt.Sprintf("client %q", lc.name)
+	}
 	return "a client"
 }
 

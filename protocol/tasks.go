@@ -115,6 +115,17 @@ type liveTask struct {
 	// turn.
 	unqueue     chan struct{}
 	unqueueOnce sync.Once
+	// answerOrder lists the decided calls in the order they were
+	// answered.
+	answerOrder []string
+	// liveSeen: a live stream (SendLiveMessage) has been on the task, so
+	// the idle policy applies to its questions; lives counts the live
+	// streams following it now.
+	liveSeen bool
+	lives    int
+	// idled, when set, is how long the task waited for input before the
+	// idle policy cancelled it.
+	idled time.Duration
 }
 
 // setHub makes h receive the task's events, those already published
@@ -477,9 +488,27 @@ func (h handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 	if t == nil {
 		return s.cancelStored(ctx, req.ID)
 	}
+	from, _ := s.stopRun(t, nil)
+	wait, stop := context.WithTimeout(ctx, 10*time.Second)
+	defer stop()
+	s.follow(wait, t, from, func(a2a.Event, error) bool { return true })
+	return t.snapshot(nil), nil
+}
+
+// stopRun aborts a live task's run, declining the call it is parked on,
+// and returns the log position its end will follow. only, when given, is
+// asked first with t.mu held (once the parking has settled): the run is
+// left alone, and stopped false, unless it says yes.
+func (s *Server) stopRun(t *liveTask, only func() bool) (from int, stopped bool) {
 	t.mu.Lock()
 	t.settleParking()
-	ap, from, c := t.waiting, len(t.log), t.c
+	if only != nil && !only() {
+		from = len(t.log)
+		t.mu.Unlock()
+		return from, false
+	}
+	ap, c := t.waiting, t.c
+	from = len(t.log)
 	t.waiting, t.accepted = nil, nil
 	parked := !t.running && ap != nil
 	if parked {
@@ -501,10 +530,7 @@ func (h handler) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a
 		// The declined call's run drains to its end as a new execution.
 		s.slots.acquire(true)
 	}
-	wait, stop := context.WithTimeout(ctx, 10*time.Second)
-	defer stop()
-	s.follow(wait, t, from, func(a2a.Event, error) bool { return true })
-	return t.snapshot(nil), nil
+	return from, true
 }
 
 // cancelStored cancels a task this process is not running: one left
@@ -604,6 +630,10 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 	if driverFrom(ctx) {
 		t.fromDriver, t.queued = true, true
 		t.driverSend, _ = ctx.Value(driverSendKey{}).(*runtime.SendMessage)
+	}
+	if lc := liveFrom(ctx); lc != nil {
+		// The task's events, its creation first, are the stream's.
+		lc.bind(t, 0, nil)
 	}
 	s.addLive(t)
 	first := copyTask(task)
@@ -730,6 +760,7 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 	t.waiting, t.accepted = nil, nil
 	t.answered[ap.req.CallID] = string(ans.outcome)
 	t.answeredBy[ap.req.CallID] = t.acceptedBy
+	t.answerOrder = append(t.answerOrder, ap.req.CallID)
 	t.running = true
 	from := len(t.log)
 	if o := wsFrom(ctx); o != nil && o.stream {
@@ -737,6 +768,11 @@ func (s *Server) resume(ctx context.Context, req *a2a.SendMessageRequest) (*live
 	}
 	msg := *m
 	t.addHistory(&msg, false)
+	if lc := liveFrom(ctx); lc != nil {
+		// A stream whose first message answers the task: the task as it
+		// is, then its events from the answer on.
+		lc.bind(t, from, t.snapshotLocked(lc.historyLength()))
+	}
 	t.mu.Unlock()
 	s.slots.acquire(true)
 	if ans.outcome == runtime.Cancel {
@@ -969,10 +1005,7 @@ func (s *Server) translate(t *liveTask, items []item) (out []a2a.Event, done boo
 		case it.approval != nil:
 			flush()
 			out = append(out, t.tr.confirmation(it.approval.req, t.c.workspace)...)
-			t.mu.Lock()
-			t.waiting = it.approval
-			t.mu.Unlock()
-			it.approval.park(t)
+			s.park(t, it.approval)
 			out = append(out, t.tr.stateChange(a2a.TaskStateInputRequired, "", ""))
 			// The run is blocked on this approval: nothing follows it.
 			return out, true
@@ -999,6 +1032,19 @@ func (s *Server) translate(t *liveTask, items []item) (out []a2a.Event, done boo
 	return out, false
 }
 
+// park records that t's run waits on ap; a task a live stream has been
+// on starts the idle policy's timer.
+func (s *Server) park(t *liveTask, ap *approval) {
+	t.mu.Lock()
+	t.waiting = ap
+	live := t.liveSeen
+	t.mu.Unlock()
+	ap.park(t)
+	if live {
+		s.armIdle(t, ap)
+	}
+}
+
 func onlyText(parts []runtime.ContentPart) bool {
 	for _, p := range parts {
 		if p.Type != runtime.PartText {
@@ -1017,10 +1063,13 @@ func (s *Server) final(t *liveTask, end *runtime.AgentEnd) a2a.Event {
 		return t.stateChange(a2a.TaskStateCompleted, "", "")
 	case runtime.EndAborted:
 		t.mu.Lock()
-		gone := t.disconnected
+		gone, idled := t.disconnected, t.idled
 		t.mu.Unlock()
 		if gone {
 			return t.stateChange(a2a.TaskStateCanceled, "Execution aborted by client.", "")
+		}
+		if idled > 0 {
+			return t.stateChange(a2a.TaskStateCanceled, idleMessage(idled), "")
 		}
 		return t.stateChange(a2a.TaskStateCanceled, "Task cancelled.", "")
 	}
@@ -1049,10 +1098,7 @@ func (s *Server) translatePlain(t *liveTask, items []item) (out []a2a.Event, don
 		switch {
 		case it.approval != nil:
 			flush()
-			t.mu.Lock()
-			t.waiting = it.approval
-			t.mu.Unlock()
-			it.approval.park(t)
+			s.park(t, it.approval)
 			out = append(out, p.status(a2a.TaskStateInputRequired, question(it.approval.req, t.c.workspace)))
 			return out, true
 		case it.executing != "":

@@ -397,6 +397,10 @@ func restChecks(next http.Handler) http.Handler {
 		case r.Method == http.MethodPost && isTask && strings.HasSuffix(rest, ":cancel"):
 			cancelConflict(next, w, r)
 			return
+		case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/message:") && r.URL.Path != "/message:send" && r.URL.Path != "/message:stream":
+			refuse(w, r, "/tasks/-", a2a.NewError(a2a.ErrMethodNotFound, fmt.Sprintf(
+				"the REST binding has no method %s (it has POST /message:send and POST /message:stream): %s", strings.TrimPrefix(r.URL.Path, "/"), liveGRPCOnly)))
+			return
 		case r.Method == http.MethodPost && (r.URL.Path == "/message:send" || r.URL.Path == "/message:stream"):
 			if body, err := io.ReadAll(r.Body); err == nil {
 				body = camelNames(body)
@@ -598,8 +602,7 @@ func grpcChecks() grpc.UnaryServerInterceptor {
 		}
 		if err != nil {
 			// a2a-go's gRPC handler renders the error, details included.
-			_, err = echo.GetTask(context.WithValue(ctx, errorKey{}, err), &a2apb.GetTaskRequest{Id: "-"})
-			return nil, err
+			return nil, grpcError(ctx, echo, err)
 		}
 		return next(ctx, req)
 	}

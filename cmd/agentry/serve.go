@@ -204,6 +204,8 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 		return fail(err)
 	}
 	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	// Live streams waiting for answers would hold the shutdown.
+	hs.RegisterOnShutdown(srv.Drain)
 	capped := listen.Listener(ln, limits, log)
 	capped.Track(hs)
 	ln = capped
@@ -280,6 +282,16 @@ func wsConfig(s *config.Settings, origins []string) (protocol.WSConfig, error) {
 	return cfg, nil
 }
 
+// liveConfig is the policy of SendLiveMessage streams from a2a.live.
+func liveConfig(s *config.Settings) (protocol.LiveConfig, error) {
+	m := s.A2A.Live.IdleMinutes
+	if m < 1 {
+		return protocol.LiveConfig{}, &inputError{fmt.Sprintf(
+			"a2a.live.idleMinutes is %d: use at least 1 (the default is %d): a task waiting for input on a live stream must not wait for ever", m, config.DefaultLiveIdleMinutes)}
+	}
+	return protocol.LiveConfig{IdleTimeout: time.Duration(m) * time.Minute}, nil
+}
+
 // setGCPercent applies a2a.gcPercent, unless GOGC is set: the operator's
 // environment wins over the settings.
 func setGCPercent(pct int) error {
@@ -323,6 +335,10 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 	case "", string(protocol.PlainApprovalsAsk), string(protocol.PlainApprovalsPolicy):
 	default:
 		return nil, nil, &inputError{fmt.Sprintf("a2a.plainApprovals is %q: use ask (the default: a client without the development-tool extension is asked yes, always or no) or policy (the approval policy decides, as in a batch run)", settings.A2A.PlainApprovals)}
+	}
+	liveCfg, err := liveConfig(settings)
+	if err != nil {
+		return nil, nil, err
 	}
 	store, closeStore, err := compose.OpenStore(ctx, settings, log)
 	if err != nil {
@@ -381,6 +397,9 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		IdleTimeout:      idle,
 		Logger:           log,
 		WS:               live,
+		Live:             liveCfg,
+		// gRPC's own limit on a message, the guard's on a body.
+		MaxMessageBytes: int(settings.A2A.MaxBodyBytes),
 	})
 	if err != nil {
 		_ = closeStore()
@@ -521,8 +540,13 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		_ = ln.Close()
 		return nil, err
 	}
+	live, err := liveConfig(settings)
+	if err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
 	srv, err := protocol.New(protocol.Config{
-		WS: ws,
+		WS: ws, Live: live, MaxMessageBytes: int(settings.A2A.MaxBodyBytes),
 		NewSession: func(context.Context, protocol.SessionRequest) (protocol.Session, error) {
 			return nil, fmt.Errorf("this server serves one run's session: send messages to context %s", id)
 		},
@@ -553,6 +577,7 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 		return nil, err
 	}
 	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	hs.RegisterOnShutdown(srv.Drain)
 	capped := listen.Listener(ln, limits, log)
 	capped.Track(hs)
 	go func() { _ = hs.Serve(capped) }()

@@ -3,7 +3,9 @@ package guard
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 )
 
@@ -69,8 +71,31 @@ func (l *limiter) commit() bool {
 }
 
 // finish runs after the handler returns, for a handler that read past the
-// limit and then wrote nothing at all.
-func (l *limiter) finish() { l.commit() }
+// limit and then wrote nothing at all, and for a gRPC stream whose body
+// went over the limit after its response had begun (a client-streaming
+// call, whose messages together make its body): gRPC ends such a call
+// Unavailable ("http: request body too large"), and the guard's own
+// status replaces that in the trailers, which net/http writes once the
+// handler has returned.
+func (l *limiter) finish() {
+	if l.commit() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.exceeded || !isGRPC(l.r) {
+		return
+	}
+	ref := l.g.tooLarge()
+	l.g.log.LogAttrs(l.r.Context(), slog.LevelWarn, "guard: gRPC stream ended",
+		slog.String("remote_addr", l.r.RemoteAddr),
+		slog.String("path", l.r.URL.Path),
+		slog.String("reason", ref.msg))
+	h := l.rw.Header()
+	h.Set("Grpc-Status", strconv.Itoa(ref.grpcCode))
+	h.Set("Grpc-Message", encodeGRPCMessage(ref.msg))
+	h.Del("Grpc-Status-Details-Bin")
+}
 
 // limitedBody is the request body seen by the handler.
 type limitedBody struct{ l *limiter }

@@ -24,7 +24,7 @@ import (
 // startGRPC serves a grpc.Server with the health service through the guard
 // on an h2c listener, as agentry serves gRPC next to its HTTP bindings, and
 // returns the listener's address.
-func startGRPC(t *testing.T, maxBody int64) string {
+func startGRPC(t *testing.T, maxBody int64, register ...func(*grpc.Server)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -42,6 +42,9 @@ func startGRPC(t *testing.T, maxBody int64) string {
 	}
 	gs := grpc.NewServer()
 	healthpb.RegisterHealthServer(gs, health.NewServer())
+	for _, r := range register {
+		r(gs)
+	}
 
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
@@ -176,5 +179,61 @@ func TestGRPCTrailersOnlyOnTheWire(t *testing.T) {
 	}
 	if len(body) != 0 || len(resp.Trailer) != 0 {
 		t.Errorf("body %q, trailers %v: want neither", body, resp.Trailer)
+	}
+}
+
+// TestGRPCStreamOverTheLimit: a client-streaming call whose messages
+// together pass the body limit after its response has begun ends with
+// the guard's ResourceExhausted in the trailers, not gRPC's Unavailable
+// for a body that failed to read.
+func TestGRPCStreamOverTheLimit(t *testing.T) {
+	const limit = 1024
+	sink := grpc.ServiceDesc{
+		ServiceName: "test.Sink",
+		HandlerType: (*any)(nil),
+		Streams: []grpc.StreamDesc{{
+			StreamName: "Push", ClientStreams: true, ServerStreams: true,
+			Handler: func(_ any, stream grpc.ServerStream) error {
+				// The response begins before the body is read through.
+				if err := stream.SendMsg(&healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}); err != nil {
+					return err
+				}
+				for {
+					if err := stream.RecvMsg(&healthpb.HealthCheckRequest{}); err != nil {
+						if err == io.EOF {
+							return nil
+						}
+						return err
+					}
+				}
+			},
+		}},
+	}
+	addr := startGRPC(t, limit, func(s *grpc.Server) { s.RegisterService(&sink, struct{}{}) })
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+testToken)
+	stream, err := cc.NewStream(ctx, &sink.Streams[0], "/test.Sink/Push")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.RecvMsg(&healthpb.HealthCheckResponse{}); err != nil {
+		t.Fatalf("first response: %v", err)
+	}
+	// Each message is under the limit; together they pass it.
+	for range 8 {
+		if err := stream.SendMsg(&healthpb.HealthCheckRequest{Service: strings.Repeat("s", 300)}); err != nil {
+			break // the server ended the call; RecvMsg says how
+		}
+	}
+	err = stream.RecvMsg(&healthpb.HealthCheckResponse{})
+	st := status.Convert(err)
+	if st.Code() != codes.ResourceExhausted || !strings.Contains(st.Message(), "limit is 1024 bytes") {
+		t.Fatalf("the stream ended with %v, want ResourceExhausted naming the limit", err)
 	}
 }

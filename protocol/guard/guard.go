@@ -20,6 +20,8 @@
 //     must carry "Authorization: Bearer <token>". This keeps out other local
 //     users and any page that got past the checks above.
 //  4. Body size: bodies larger than Config.MaxBodyBytes are refused with 413.
+//     A gRPC call's body is all its messages: a stream whose messages
+//     together pass the limit ends ResourceExhausted.
 //
 // Refusals are plain HTTP JSON errors ({"error": "..."}) except for gRPC
 // requests, which get a gRPC trailers-only response so that gRPC clients

@@ -263,12 +263,18 @@ func TestCloseCancels(t *testing.T) {
 	sc := &script{}
 	sc.fn = func(s grpc.ServerStream) error {
 		sc.recv(t, s)
+		send(t, s, &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
 		<-s.Context().Done()
 		done <- s.Context().Err()
 		return nil
 	}
 	st, err := liveclient.Open(t.Context(), serve(t, sc), textMessage("hi"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The task's first event says the server has the message: a cancel
+	// before it could end the stream before the handler runs.
+	if _, err := st.Recv(); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
