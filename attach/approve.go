@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentry-dev/agentry/internal/devclient"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/protocol/wsclient"
 	"github.com/agentry-dev/agentry/runtime"
-	"github.com/agentry-dev/agentry/tools"
 )
 
 // errAnswered withdraws a dialog whose call someone else answered.
@@ -29,7 +28,7 @@ func (s *Session) ask(t *turn, tc devtool.ToolCall) {
 	}
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.approvals[key] = cancel
-	req := approvalRequest(tc)
+	req := devclient.ApprovalRequest(tc)
 	s.approving.Go(func() {
 		defer cancel(nil)
 		s.approve(ctx, t, req, key)
@@ -79,13 +78,7 @@ func (s *Session) approve(ctx context.Context, t *turn, req runtime.ApprovalRequ
 // for a call. The server's refusal — another client or the terminal
 // answered first — is shown as a warning on the turn's stream.
 func (s *Session) confirm(t *turn, req runtime.ApprovalRequest, o runtime.Outcome, args map[string]any) {
-	data := map[string]any{"tool_call_id": req.CallID, "selected_option_id": string(o)}
-	if o != runtime.Cancel {
-		if content, ok := modifiedContent(req, args); ok {
-			data["file_details"] = map[string]any{"new_content": content}
-		}
-	}
-	msg := a2a.NewMessageForTask(a2a.MessageRoleUser, a2a.TaskInfo{TaskID: t.task, ContextID: s.ID()}, a2a.NewDataPart(data))
+	msg := a2a.NewMessageForTask(a2a.MessageRoleUser, a2a.TaskInfo{TaskID: t.task, ContextID: s.ID()}, devclient.Confirmation(req, o, args))
 	st, err := s.conn.Start(s.ctx, "SendStreamingMessage", &a2a.SendMessageRequest{Message: msg})
 	if err != nil {
 		s.warn(t, fmt.Sprintf("cannot send the answer for %s: %v", req.Tool, err))
@@ -103,56 +96,4 @@ func (s *Session) confirm(t *turn, req runtime.ApprovalRequest, o runtime.Outcom
 			s.route(f.EventID, f.Event, nil)
 		}
 	}
-}
-
-// approvalRequest is what the terminal's dialog shows of a call's
-// confirmation request: the call, and the command, the file change or
-// the MCP tool the request details.
-func approvalRequest(tc devtool.ToolCall) runtime.ApprovalRequest {
-	req := runtime.ApprovalRequest{CallID: tc.ToolCallID, Tool: tc.ToolName, DisplayName: tc.ToolName,
-		Description: tc.Description, Kind: tools.KindOther, Args: maps.Clone(tc.InputParameters)}
-	if req.Args == nil {
-		req.Args = map[string]any{}
-	}
-	cr := tc.ConfirmationRequest
-	switch {
-	case cr == nil:
-	case cr.McpDetails != nil:
-		req.MCP = &runtime.MCPDetails{ServerName: cr.McpDetails.ServerName, ToolName: cr.McpDetails.ToolName}
-	case cr.ExecuteDetails != nil:
-		req.Kind = tools.KindExecute
-		req.Args["command"] = cr.ExecuteDetails.Command
-		if d := cr.ExecuteDetails.WorkingDirectory; d != "" {
-			req.Args["dir_path"] = d
-		}
-	case cr.FileEditDetails != nil:
-		d := cr.FileEditDetails
-		req.Kind = tools.KindEdit
-		diff := &tools.FileDiff{Path: d.FilePath, After: d.NewContent}
-		if d.OldContent != nil {
-			diff.Before = *d.OldContent
-		}
-		req.Diff = diff
-	case cr.GenericDetails != nil:
-		if req.Description == "" {
-			req.Description = cr.GenericDetails.Description
-		}
-	}
-	return req
-}
-
-// modifiedContent is the file content the user wrote with "Modify with
-// external editor": the terminal's ModifyArgs (runtime.ModifiedArgs) puts
-// it into the call's arguments, which the extension's
-// file_details.new_content carries instead.
-func modifiedContent(req runtime.ApprovalRequest, args map[string]any) (string, bool) {
-	if args == nil || req.Diff == nil {
-		return "", false
-	}
-	key := "content"
-	if req.Tool == "replace" {
-		key = "new_string"
-	}
-	s, ok := args[key].(string)
-	return s, ok
 }

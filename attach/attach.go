@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentry-dev/agentry/internal/a2aparts"
+	"github.com/agentry-dev/agentry/internal/devclient"
 	"github.com/agentry-dev/agentry/protocol/wsclient"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/tui"
@@ -98,7 +99,7 @@ type turn struct {
 	task   a2a.TaskID
 	own    bool
 	msgID  string // the message this terminal sent, for its own turns
-	tr     *translator
+	tr     *devclient.Translator
 	// cancelWanted: Abort came before the task's id.
 	cancelWanted bool
 }
@@ -193,7 +194,7 @@ func (s *Session) Send(ctx context.Context, p runtime.Send) (string, error) {
 		return "", err
 	}
 	msg.ContextID = s.contextID
-	t := &turn{stream: s.newID(), own: true, msgID: msg.ID, tr: newTranslator()}
+	t := &turn{stream: s.newID(), own: true, msgID: msg.ID, tr: devclient.NewTranslator()}
 	s.unbound = append(s.unbound, t)
 	s.q.Emit(t.stream, runtime.Event{Type: runtime.EventMessage, Meta: p.Meta, Message: &runtime.Message{Role: runtime.RoleUser, Content: user}})
 	s.q.Emit(t.stream, runtime.Event{Type: runtime.EventAgentStart})
@@ -236,7 +237,7 @@ func (s *Session) consume(t *turn, st *wsclient.Stream) {
 	if m, ok := last.(*a2a.Message); ok && m.TaskID == "" {
 		// An answer without a task: it is the whole turn.
 		s.mu.Lock()
-		if !t.tr.ended && !s.ended {
+		if !t.tr.Ended() && !s.ended {
 			s.endTurn(t, nil, runtime.EndCompleted)
 			s.flushHeld()
 		}
@@ -248,7 +249,7 @@ func (s *Session) consume(t *turn, st *wsclient.Stream) {
 func (s *Session) fail(t *turn, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.tr.ended {
+	if t.tr.Ended() {
 		return
 	}
 	s.endTurn(t, &runtime.ErrorData{Status: runtime.StatusInternal, Message: msg, Fatal: true}, runtime.EndFailed)
@@ -262,7 +263,7 @@ func (s *Session) endTurn(t *turn, e *runtime.ErrorData, reason runtime.EndReaso
 		s.q.Emit(t.stream, runtime.Event{Type: runtime.EventError, Error: e})
 	}
 	s.q.Emit(t.stream, runtime.Event{Type: runtime.EventAgentEnd, AgentEnd: &runtime.AgentEnd{Reason: reason}})
-	t.tr.ended = true
+	t.tr.End()
 	s.unbind(t)
 	s.withdrawTask(t.task)
 }
@@ -316,7 +317,7 @@ func (s *Session) lost(err error) {
 	}
 	open := slices.Clone(s.unbound)
 	for _, t := range s.byTask {
-		if !t.tr.ended && !slices.Contains(open, t) {
+		if !t.tr.Ended() && !slices.Contains(open, t) {
 			open = append(open, t)
 		}
 	}
@@ -350,7 +351,7 @@ func (s *Session) route(eventID int64, ev a2a.Event, from *turn) {
 	}
 	bound := false
 	id := ev.TaskInfo().TaskID
-	if from != nil && from.task == "" && id != "" && s.byTask[id] == nil && !from.tr.ended {
+	if from != nil && from.task == "" && id != "" && s.byTask[id] == nil && !from.tr.Ended() {
 		s.bind(from, id)
 		bound = true
 	}
@@ -449,7 +450,7 @@ func (s *Session) flushHeld() {
 // startRemote starts the local stream of a turn someone else started
 // and announces it; s.mu is held.
 func (s *Session) startRemote(id a2a.TaskID, ev a2a.Event) *turn {
-	t := &turn{stream: s.newID(), task: id, tr: newTranslator()}
+	t := &turn{stream: s.newID(), task: id, tr: devclient.NewTranslator()}
 	s.byTask[id] = t
 	prompt := promptOf(ev)
 	s.q.Emit(t.stream, runtime.Event{Type: runtime.EventMessage, Message: &runtime.Message{Role: runtime.RoleUser, Content: []runtime.ContentPart{runtime.TextPart(prompt)}}})
@@ -505,23 +506,23 @@ func (s *Session) announceLoop() {
 
 // apply translates an event of t and emits the result; s.mu is held.
 func (s *Session) apply(t *turn, ev a2a.Event) {
-	if t.tr.ended {
+	if t.tr.Ended() {
 		return
 	}
-	st := t.tr.event(ev)
-	for _, e := range st.events {
+	st := t.tr.Event(ev)
+	for _, e := range st.Events {
 		if e.Type == runtime.EventSessionUpdate {
 			s.model = e.SessionUpdate.Model
 		}
 		s.q.Emit(t.stream, e)
 	}
-	for _, id := range st.settled {
+	for _, id := range st.Settled {
 		s.withdraw(t.task, id)
 	}
-	if st.confirm != nil {
-		s.ask(t, *st.confirm)
+	if st.Confirm != nil {
+		s.ask(t, *st.Confirm)
 	}
-	if st.ended {
+	if st.Ended {
 		s.unbind(t)
 		s.withdrawTask(t.task)
 	}
@@ -537,7 +538,7 @@ func (s *Session) Abort(error) {
 		t.cancelWanted = true
 	}
 	for id, t := range s.byTask {
-		if !t.tr.ended && (t.own || id == s.active || t.tr.running()) {
+		if !t.tr.Ended() && (t.own || id == s.active || t.tr.Running()) {
 			go s.cancelTask(t)
 		}
 	}
@@ -563,7 +564,7 @@ func (s *Session) cancelTask(t *turn) {
 func (s *Session) warn(t *turn, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.tr.ended || s.ended {
+	if t.tr.Ended() || s.ended {
 		return
 	}
 	s.q.Emit(t.stream, runtime.Event{Type: runtime.EventError, Error: &runtime.ErrorData{Status: runtime.StatusFailedPrecondition, Message: msg}})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentry-dev/agentry/internal/devclient"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/protocol/wsclient"
 	"github.com/agentry-dev/agentry/runtime"
@@ -441,7 +442,7 @@ func TestConfirmationWithModifiedContent(t *testing.T) {
 	tc := devtool.ToolCall{ToolCallID: "c1", ToolName: "write_file", Status: devtool.StatusPending,
 		InputParameters:     map[string]any{"file_path": "a.txt", "content": "old plan\n"},
 		ConfirmationRequest: &devtool.ConfirmationRequest{FileEditDetails: &devtool.FileDiff{FileName: "a.txt", FilePath: "/ws/a.txt", NewContent: "old plan\n"}}}
-	req := approvalRequest(tc)
+	req := devclient.ApprovalRequest(tc)
 	if req.Kind != "edit" || req.Diff == nil || req.Diff.After != "old plan\n" || req.Diff.Path != "/ws/a.txt" {
 		t.Fatalf("request %+v", req)
 	}
@@ -460,24 +461,6 @@ func TestConfirmationWithModifiedContent(t *testing.T) {
 		t.Errorf("confirmation %+v: %v", c, err)
 	}
 	f.respond(r, 2, statusUpdate("t1", completed, "STATE_CHANGE", ""))
-}
-
-func TestApprovalRequestShapes(t *testing.T) {
-	mcp := approvalRequest(devtool.ToolCall{ToolCallID: "c", ToolName: "srv__get", ConfirmationRequest: &devtool.ConfirmationRequest{
-		McpDetails: &devtool.McpDetails{ServerName: "srv", ToolName: "get"}}})
-	if mcp.MCP == nil || mcp.MCP.ServerName != "srv" || mcp.MCP.ToolName != "get" {
-		t.Errorf("mcp %+v", mcp)
-	}
-	exec := approvalRequest(devtool.ToolCall{ToolCallID: "c", ToolName: "run_shell_command", ConfirmationRequest: &devtool.ConfirmationRequest{
-		ExecuteDetails: &devtool.ExecuteDetails{Command: "make", WorkingDirectory: "/ws/sub"}}})
-	if exec.Kind != "execute" || exec.Args["command"] != "make" || exec.Args["dir_path"] != "/ws/sub" {
-		t.Errorf("exec %+v", exec)
-	}
-	generic := approvalRequest(devtool.ToolCall{ToolCallID: "c", ToolName: "web_fetch", ConfirmationRequest: &devtool.ConfirmationRequest{
-		GenericDetails: &devtool.GenericDetails{Description: "fetch example.com"}}})
-	if generic.Description != "fetch example.com" || generic.Kind != "other" {
-		t.Errorf("generic %+v", generic)
-	}
 }
 
 func TestCommandsAndRun(t *testing.T) {

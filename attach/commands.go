@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentry-dev/agentry/internal/devclient"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 )
 
@@ -72,7 +73,7 @@ func (s *Session) Run(ctx context.Context, path []string, args string, out func(
 		case a2a.TaskStateFailed, a2a.TaskStateRejected, a2a.TaskStateCanceled:
 			msg := dev.Error
 			if msg == "" {
-				msg = "the command " + taskStateName(u.Status.State)
+				msg = "the command " + devclient.StateName(u.Status.State)
 			}
 			return errors.New(msg)
 		}

@@ -372,8 +372,10 @@ func functionResponse(body *fakegemini.RequestBody, name string) *genai.Function
 
 // TestRemoteAgentIsAgentryServe: one agentry calls another as a remote
 // subagent (`agentry run` with a remote definition pointing at `agentry
-// serve`); its client asks for no extension, so it gets plain A2A, and the
-// served agent's answer, its artifact, is the tool's result.
+// serve`); the served card declares bidiStreaming, so the call runs over
+// SendLiveMessage with the development-tool extension, and the served
+// agent's answer text is the tool's result (a plain A2A client's would
+// be its answer artifact).
 func TestRemoteAgentIsAgentryServe(t *testing.T) {
 	const token = "e2e-a2a-token-0123456789abcdef"
 	served := newEnv(t)
@@ -397,7 +399,7 @@ func TestRemoteAgentIsAgentryServe(t *testing.T) {
 		out, _ := l["output"].(string)
 		outputs = append(outputs, fmt.Sprint(l["status"], ": ", out))
 	}
-	want := "success: Subagent 'helper' finished.\nTermination Reason: GOAL\nResult:\nArtifact (answer):\nmain.go looks fine."
+	want := "success: Subagent 'helper' finished.\nTermination Reason: GOAL\nResult:\nmain.go looks fine."
 	if len(outputs) != 1 || outputs[0] != want {
 		t.Errorf("tool results %q, want [%q]\nstderr:\n%s", outputs, want, r.stderr)
 	}

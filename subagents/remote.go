@@ -14,10 +14,14 @@ import (
 type RemoteInvoker interface {
 	// Invoke sends prompt to the remote agent def and waits for its task
 	// to complete, fail or ask for input, within the subagent time limit.
-	// The agent's events go to sink, when set, with the agent's thread id
-	// in _meta. Failures of the agent are results the parent's model
-	// reads; only a parent that gives up (ctx) makes it return an error.
-	Invoke(ctx context.Context, def agents.Definition, prompt string, sink func(runtime.Event)) (Result, error)
+	// The remote task's calls that need a human go to approver, the
+	// parent's (nil: they are declined), through ChildApprover: named
+	// with the agent's label, the time limit paused while the parent
+	// decides. The agent's events go to sink, when set, with the agent's
+	// thread id in _meta. Failures of the agent are results the parent's
+	// model reads; only a parent that gives up (ctx) makes it return an
+	// error.
+	Invoke(ctx context.Context, def agents.Definition, prompt string, approver runtime.Approver, sink func(runtime.Event)) (Result, error)
 	// Close releases the connections; Invoke fails with runtime.ErrClosed after.
 	Close() error
 }

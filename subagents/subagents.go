@@ -311,7 +311,7 @@ func (t *subagentTool) run(ctx context.Context, parentID, callID, name, prompt s
 		if t.remotes == nil {
 			return Result{}, fmt.Errorf("%w %q: the session reaches no remote agents", runtime.ErrUnknownAgent, name)
 		}
-		return t.remotes.Invoke(ctx, def, prompt, sink)
+		return t.remotes.Invoke(ctx, def, prompt, t.approver, sink)
 	}
 	return t.runLocal(ctx, def, fmt.Sprintf("%s.%s.%s", parentID, def.Name, callID), prompt, sink)
 }
@@ -323,8 +323,8 @@ func (t *subagentTool) runLocal(ctx context.Context, def agents.Definition, chil
 	start := time.Now()
 	res := Result{Agent: def.Name, ThreadID: childID}
 	task := &completeTask{}
-	clock := &deadline{}
-	child, err := t.newChild(ctx, def, childID, []tools.Tool{task}, childApprover{t.approver, def.Label(), clock})
+	clock := &Deadline{}
+	child, err := t.newChild(ctx, def, childID, []tools.Tool{task}, ChildApprover(t.approver, def.Label(), clock))
 	if err != nil {
 		return res, fmt.Errorf("start subagent %s: %w", def.Name, err)
 	}
@@ -424,7 +424,7 @@ func WithThread(meta map[string]any, thread string) map[string]any {
 type childRun struct {
 	child Child
 	limit time.Duration
-	clock *deadline
+	clock *Deadline
 	turns int
 	usage []runtime.Event
 }
@@ -437,8 +437,8 @@ func (r *childRun) stream(ctx context.Context, text string, maxTurns int, task *
 	if err != nil {
 		return "", fmt.Errorf("subagent: %w", err)
 	}
-	r.clock.start(r.limit, func() { r.child.Abort(errTimeout) })
-	defer r.clock.stop()
+	r.clock.Start(r.limit, func() { r.child.Abort(errTimeout) })
+	defer r.clock.Stop()
 	stop := context.AfterFunc(ctx, func() { r.child.Abort(context.Cause(ctx)) })
 	defer stop()
 	var end *runtime.AgentEnd
@@ -542,16 +542,31 @@ func forwardChildEvent(parent runtime.Stream, callID, agent string, ev runtime.E
 	parent.Emit(runtime.Event{Type: runtime.EventToolUpdate, ToolUpdate: up})
 }
 
-// childApprover sends a child's confirmations to the parent's driver,
-// naming the agent that asks; without a parent approver they are denied,
-// as in a batch run.
+// ChildApprover returns the approver of a subagent's calls: it sends
+// them to the parent's approver named "<agent> › <tool>", pausing clock
+// (when set) while the parent decides; without a parent approver they are
+// declined, as in a batch run. An editing parent's modified arguments
+// (runtime.EditingApprover) and the start of an approved call
+// (runtime.ExecutionObserver) pass through. Local subagents and the
+// remote agents of package agents/remote use it.
+func ChildApprover(parent runtime.Approver, agent string, clock *Deadline) runtime.EditingApprover {
+	return childApprover{parent: parent, agent: agent, clock: clock}
+}
+
+// childApprover is ChildApprover's approver.
 type childApprover struct {
 	parent runtime.Approver
 	agent  string
 	// clock is the child's time limit, paused while a human decides, as
-	// gemini-cli pauses a subagent's deadline during a confirmation.
-	clock *deadline
+	// gemini-cli pauses a subagent's deadline during a confirmation; nil
+	// when the caller has none.
+	clock *Deadline
 }
+
+var (
+	_ runtime.EditingApprover   = childApprover{}
+	_ runtime.ExecutionObserver = childApprover{}
+)
 
 // Executing passes the start of a child's call to a parent approver that
 // reports it (the A2A server shows the child's approved call running).
@@ -562,69 +577,101 @@ func (a childApprover) Executing(ctx context.Context, callID string) {
 }
 
 func (a childApprover) Approve(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, error) {
-	if a.parent == nil {
-		return runtime.Cancel, nil
-	}
-	req.DisplayName = a.agent + " › " + req.DisplayName
-	a.clock.pause()
-	defer a.clock.resume()
-	return a.parent.Approve(ctx, req)
+	o, _, err := a.ApproveEdit(ctx, req)
+	return o, err
 }
 
-// deadline is a subagent run's time limit that can be paused. Its zero
-// value is stopped; pause and resume nest.
-type deadline struct {
+// ApproveEdit implements runtime.EditingApprover: the parent's modified
+// arguments when it is an editing approver, nil otherwise.
+func (a childApprover) ApproveEdit(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
+	if a.parent == nil {
+		return runtime.Cancel, nil, nil
+	}
+	req.DisplayName = a.agent + " › " + req.DisplayName
+	if a.clock != nil {
+		a.clock.Pause()
+		defer a.clock.Resume()
+	}
+	if e, ok := a.parent.(runtime.EditingApprover); ok {
+		return e.ApproveEdit(ctx, req)
+	}
+	o, err := a.parent.Approve(ctx, req)
+	return o, nil, err
+}
+
+// Deadline is a subagent call's time limit that can be paused while a
+// human decides about one of its calls. Its zero value is stopped; Pause
+// and Resume nest. It is safe for concurrent use.
+type Deadline struct {
+	// AfterFunc starts a timer that calls f after d and returns the
+	// function that stops it, reporting whether it stopped the timer
+	// before it fired; nil is time.AfterFunc's. Tests give a fake one.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+
 	mu      sync.Mutex
-	timer   *time.Timer
+	stopFn  func() bool // stops the running timer; nil when none runs
 	fire    func()
 	left    time.Duration // time left when the timer is not running
 	since   time.Time     // when the running timer was started
 	paused  int
 	running bool
-	fired   bool // the limit was used up: resume must not arm it again
+	fired   bool // the limit was used up: Resume must not arm it again
 }
 
-// start runs the limit d, calling fire when it is used up.
-func (d *deadline) start(limit time.Duration, fire func()) {
+// arm starts the timer for d; d.mu is held.
+func (d *Deadline) arm(limit time.Duration) {
+	d.since = time.Now()
+	if d.AfterFunc != nil {
+		d.stopFn = d.AfterFunc(limit, d.fire)
+		return
+	}
+	d.stopFn = time.AfterFunc(limit, d.fire).Stop
+}
+
+// Start runs the limit, calling fire when it is used up.
+func (d *Deadline) Start(limit time.Duration, fire func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.fire, d.left, d.running, d.fired = fire, limit, true, false
 	if d.paused == 0 {
-		d.since, d.timer = time.Now(), time.AfterFunc(limit, fire)
+		d.arm(limit)
 	}
 }
 
-// stop ends the limit.
-func (d *deadline) stop() {
+// Stop ends the limit.
+func (d *Deadline) Stop() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.running = false
-	if d.timer != nil {
-		d.timer.Stop()
-		d.timer = nil
+	if d.stopFn != nil {
+		d.stopFn()
+		d.stopFn = nil
 	}
 }
 
-func (d *deadline) pause() {
+// Pause stops the clock until the matching Resume.
+func (d *Deadline) Pause() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.paused++
-	if d.paused == 1 && d.timer != nil {
-		if d.timer.Stop() {
+	if d.paused == 1 && d.stopFn != nil {
+		if d.stopFn() {
 			d.left -= time.Since(d.since)
 		} else {
 			d.fired = true
 		}
-		d.timer = nil
+		d.stopFn = nil
 	}
 }
 
-func (d *deadline) resume() {
+// Resume restarts the clock, with the time that was left, once every
+// Pause has been resumed.
+func (d *Deadline) Resume() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.paused--
-	if d.paused == 0 && d.running && !d.fired && d.timer == nil {
-		d.since, d.timer = time.Now(), time.AfterFunc(max(d.left, 0), d.fire)
+	if d.paused == 0 && d.running && !d.fired && d.stopFn == nil {
+		d.arm(max(d.left, 0))
 	}
 }
 

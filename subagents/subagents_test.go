@@ -286,20 +286,20 @@ func TestSubagentDeadlinePausesForConfirmation(t *testing.T) {
 
 func TestDeadline(t *testing.T) {
 	fired := make(chan struct{}, 4)
-	var d deadline
-	d.pause() // before start: the limit starts paused
-	d.start(10*time.Millisecond, func() { fired <- struct{}{} })
+	var d Deadline
+	d.Pause() // before start: the limit starts paused
+	d.Start(10*time.Millisecond, func() { fired <- struct{}{} })
 	time.Sleep(30 * time.Millisecond)
 	select {
 	case <-fired:
 		t.Fatal("fired while paused")
 	default:
 	}
-	d.resume()
+	d.Resume()
 	<-fired // hang guard: the test's own timeout
-	d.pause()
-	d.resume() // a used-up limit is not armed again
-	d.stop()
+	d.Pause()
+	d.Resume() // a used-up limit is not armed again
+	d.Stop()
 	time.Sleep(30 * time.Millisecond)
 	if len(fired) != 0 {
 		t.Errorf("fired %d more times", len(fired))
@@ -348,5 +348,86 @@ func TestToolListsAgents(t *testing.T) {
 	t.Cleanup(func() { closeRemote() })
 	if got := remoteOnly.(runtime.AgentLister).Agents(); len(got) != 1 || got[0].Name != "zeta" {
 		t.Errorf("without a child factory: %+v, want zeta alone", got)
+	}
+}
+
+// fakeClock is a Deadline's AfterFunc that records the timers started and
+// stopped, and fires only when the test says so.
+type fakeClock struct {
+	log   []string
+	fires []func()
+}
+
+func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
+	c.log = append(c.log, "start")
+	c.fires = append(c.fires, f)
+	stopped := false
+	return func() bool {
+		c.log = append(c.log, "stop")
+		was := !stopped
+		stopped = true
+		return was
+	}
+}
+
+// editingParent is a parent approver whose human modifies the call.
+type editingParent struct {
+	asked     []runtime.ApprovalRequest
+	clockSeen []string // the clock's log when the parent was asked
+	clock     *fakeClock
+	executing []string
+}
+
+func (p *editingParent) Approve(ctx context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
+	o, _, err := p.ApproveEdit(ctx, r)
+	return o, err
+}
+
+func (p *editingParent) ApproveEdit(_ context.Context, r runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
+	p.asked = append(p.asked, r)
+	p.clockSeen = slices.Clone(p.clock.log)
+	return runtime.ProceedOnce, map[string]any{"content": "mine"}, nil
+}
+
+func (p *editingParent) Executing(_ context.Context, id string) {
+	p.executing = append(p.executing, id)
+}
+
+// TestChildApprover: a child's call reaches the parent named with the
+// agent, with the child's clock paused while the parent decides; the
+// parent's modified arguments and the call's start pass through; without
+// a parent the call is declined.
+func TestChildApprover(t *testing.T) {
+	clock := &fakeClock{}
+	d := &Deadline{AfterFunc: clock.AfterFunc}
+	d.Start(time.Minute, func() {})
+	parent := &editingParent{clock: clock}
+	a := ChildApprover(parent, "Writer", d)
+	o, args, err := a.ApproveEdit(t.Context(), runtime.ApprovalRequest{CallID: "c1", Tool: "write_file", DisplayName: "WriteFile"})
+	if err != nil || o != runtime.ProceedOnce || args["content"] != "mine" {
+		t.Errorf("ApproveEdit = %s, %v, %v", o, args, err)
+	}
+	if len(parent.asked) != 1 || parent.asked[0].DisplayName != "Writer › WriteFile" {
+		t.Errorf("parent asked %+v", parent.asked)
+	}
+	if want := []string{"start", "stop"}; !slices.Equal(parent.clockSeen, want) {
+		t.Errorf("clock while the parent decided: %q, want %q", parent.clockSeen, want)
+	}
+	if want := []string{"start", "stop", "start"}; !slices.Equal(clock.log, want) {
+		t.Errorf("clock after: %q, want %q (running again)", clock.log, want)
+	}
+	a.(runtime.ExecutionObserver).Executing(t.Context(), "c1")
+	if !slices.Equal(parent.executing, []string{"c1"}) {
+		t.Errorf("executing %q", parent.executing)
+	}
+	// A parent that cannot edit: Approve's outcome, no arguments.
+	plain := ChildApprover(approverFunc(func(_ context.Context, r runtime.ApprovalRequest) (runtime.Outcome, error) {
+		return runtime.ProceedAlways, nil
+	}), "Writer", nil)
+	if o, args, err := plain.ApproveEdit(t.Context(), runtime.ApprovalRequest{}); o != runtime.ProceedAlways || args != nil || err != nil {
+		t.Errorf("plain parent: %s, %v, %v", o, args, err)
+	}
+	if o, err := ChildApprover(nil, "Writer", d).Approve(t.Context(), runtime.ApprovalRequest{}); o != runtime.Cancel || err != nil {
+		t.Errorf("no parent: %s, %v", o, err)
 	}
 }

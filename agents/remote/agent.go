@@ -33,6 +33,7 @@ import (
 
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/internal/a2aparts"
+	"github.com/agentry-dev/agentry/protocol/liveclient"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -65,6 +66,10 @@ type Config struct {
 	Now func() time.Time
 	// NewID names streams; nil gives random UUIDs.
 	NewID func() string
+	// Approver asks about the remote task's tool calls that wait for a
+	// human, on a live stream (see Agent); nil declines them, as a batch
+	// run does.
+	Approver runtime.Approver
 }
 
 // Agent is the runtime.AgentProtocol of a remote A2A agent. Each Send that
@@ -80,6 +85,16 @@ type Config struct {
 // the taskId of a task that waits for input, so that the next message
 // answers it.
 //
+// An agent whose card declares capabilities.bidiStreaming and offers a
+// gRPC interface is reached over A2A's SendLiveMessage instead, with the
+// development-tool extension activated: a stream is one live gRPC stream,
+// whose text, thoughts and tool calls become the runtime events the
+// agent's session emitted (internal/devclient). A tool call that waits
+// for confirmation is asked of the approver and answered on the same
+// stream, and the task goes on there; only a plain question (input
+// required without a call to confirm) ends the stream with elicitation,
+// the next message answering it on a new live stream.
+//
 // Streams run one at a time, in Send order, like a runtime.Session's; a Send while
 // one runs queues behind it. An Agent is safe for concurrent use.
 type Agent struct {
@@ -91,6 +106,11 @@ type Agent struct {
 	// closeIdle releases the default HTTP client's connections; nil when
 	// the caller's client is used.
 	closeIdle func()
+	// approver answers the confirmations of Send's streams.
+	approver runtime.Approver
+	// live is the gRPC connection of the live streams; nil when the
+	// agent is reached with SendStreamingMessage.
+	live *liveConn
 
 	// streams runs the agent's streams and keeps its event log.
 	streams *runtime.StreamQueue
@@ -116,6 +136,11 @@ type remoteStream struct {
 	// state.
 	reason  string
 	outcome *reassembler
+	// approver answers the confirmations of a live stream.
+	approver runtime.Approver
+	// cancelTried: the aborted stream's task was cancelled, or that
+	// failed; finish does not try again.
+	cancelTried bool
 }
 
 // New connects to the remote agent of cfg.Definition: it gets
@@ -159,9 +184,15 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if err != nil {
 		return fail(err)
 	}
-	card, err := resolveCard(a2alog.AttachLogger(ctx, log), def, hc, headers)
+	card, bidi, err := resolveCard(a2alog.AttachLogger(ctx, log), def, hc, headers)
 	if err != nil {
 		return fail(err)
+	}
+	var live *liveConn
+	if bidi {
+		if live, err = dialLive(card, headers); err != nil {
+			return fail(fmt.Errorf("connect to %q: %w", card.Name, err))
+		}
 	}
 	rt := hc.Transport
 	if rt == nil {
@@ -180,34 +211,44 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 		),
 	)
 	if err != nil {
+		if live != nil {
+			live.close()
+		}
 		return fail(fmt.Errorf("connect to %q: %w", card.Name, err))
 	}
 	return &Agent{
 		def: def, card: card, client: client, log: log, newID: newID, closeIdle: closeIdle,
+		approver: cfg.Approver, live: live,
 		streams: runtime.NewStreamQueue(ctx, now),
 	}, nil
 }
 
-// resolveCard returns the definition's agent card. The credentials go with
+// resolveCard returns the definition's agent card, and whether it declares
+// capabilities.bidiStreaming (SendLiveMessage), which a2a-go's card type
+// does not hold: the parser sees the card's JSON. The credentials go with
 // the card request only when the definition says the card needs them: a
 // public card URL should not receive them.
-func resolveCard(ctx context.Context, def agents.Definition, hc *http.Client, headers map[string]string) (*a2a.AgentCard, error) {
+func resolveCard(ctx context.Context, def agents.Definition, hc *http.Client, headers map[string]string) (card *a2a.AgentCard, bidi bool, err error) {
 	// The v0.3 parser reads v1.0 cards too (supportedInterfaces wins), so
 	// one parser serves gemini-cli's a2a-server and current servers.
-	parse := a2av0.NewAgentCardParser()
+	v0 := a2av0.NewAgentCardParser()
+	parse := func(b []byte) (*a2a.AgentCard, error) {
+		bidi = liveclient.Supported(b)
+		return v0(b)
+	}
 	if def.AgentCardJSON != "" {
 		card, err := parse([]byte(def.AgentCardJSON))
 		if err != nil {
-			return nil, fmt.Errorf("agent_card_json: %w", err)
+			return nil, false, fmt.Errorf("agent_card_json: %w", err)
 		}
-		return card, nil
+		return card, bidi, nil
 	}
 	if def.AgentCardURL == "" {
-		return nil, errors.New("no agent card: set agent_card_url or agent_card_json")
+		return nil, false, errors.New("no agent card: set agent_card_url or agent_card_json")
 	}
 	u, err := url.Parse(def.AgentCardURL)
 	if err != nil {
-		return nil, fmt.Errorf("agent_card_url: %w", err)
+		return nil, false, fmt.Errorf("agent_card_url: %w", err)
 	}
 	// The resolver joins a base URL and a path; agent_card_url is the
 	// card's full URL, or the agent's base URL for the well-known path.
@@ -224,11 +265,11 @@ func resolveCard(ctx context.Context, def agents.Definition, hc *http.Client, he
 	ctx, cancel := context.WithTimeout(ctx, remoteCardTimeout)
 	defer cancel()
 	resolver := &agentcard.Resolver{Client: hc, CardParser: parse}
-	card, err := resolver.Resolve(ctx, base.String(), opts...)
+	card, err = resolver.Resolve(ctx, base.String(), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("get agent card %s: %w", def.AgentCardURL, err)
+		return nil, false, fmt.Errorf("get agent card %s: %w", def.AgentCardURL, err)
 	}
-	return card, nil
+	return card, bidi, nil
 }
 
 // headerInterceptor adds the agent's credentials to every call as service
@@ -251,16 +292,22 @@ func (h headerInterceptor) Before(ctx context.Context, req *a2aclient.Request) (
 // certificate and nothing leaves the machine, or when the URL's scheme
 // says which (http/grpc: plain, https/grpcs: TLS).
 func newGRPCTransport(_ context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
-	target, plain := grpcTarget(iface.URL)
-	creds := credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
-	if plain {
-		creds = insecure.NewCredentials()
-	}
-	conn, err := grpc.NewClient(target, grpc.WithTransportCredentials(creds))
+	conn, err := dialGRPC(iface.URL)
 	if err != nil {
 		return nil, err
 	}
 	return a2agrpc.NewGRPCTransport(conn), nil
+}
+
+// dialGRPC makes the client connection to a card's gRPC URL (grpcTarget's
+// rules); it connects on first use.
+func dialGRPC(rawURL string) (*grpc.ClientConn, error) {
+	target, plain := grpcTarget(rawURL)
+	creds := credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	if plain {
+		creds = insecure.NewCredentials()
+	}
+	return grpc.NewClient(target, grpc.WithTransportCredentials(creds))
 }
 
 // grpcTarget turns a card's gRPC URL into a target for grpc.NewClient and
@@ -330,6 +377,11 @@ func (r *Agent) TaskID() string {
 // agent has no model or settings to update, so an update is an error
 // wrapping ErrInvalidSend. A Send while a stream runs queues behind it.
 func (r *Agent) Send(ctx context.Context, p runtime.Send) (string, error) {
+	return r.send(ctx, p, r.approver)
+}
+
+// send is Send with the approver of the stream's confirmations.
+func (r *Agent) send(_ context.Context, p runtime.Send, approver runtime.Approver) (string, error) {
 	if (p.Message == nil) == (p.Update == nil) {
 		return "", fmt.Errorf("%w: set exactly one of message and update", runtime.ErrInvalidSend)
 	}
@@ -344,7 +396,7 @@ func (r *Agent) Send(ctx context.Context, p runtime.Send) (string, error) {
 	if p.Message.DisplayContent != "" {
 		user = []runtime.ContentPart{runtime.TextPart(p.Message.DisplayContent)}
 	}
-	st := &remoteStream{id: r.newID(), user: user, parts: parts, meta: p.Meta, outcome: newReassembler()}
+	st := &remoteStream{id: r.newID(), user: user, parts: parts, meta: p.Meta, outcome: newReassembler(), approver: approver}
 	// The queue runs the stream after Send returns its id; the stream
 	// outlives the Send call that starts it.
 	err = r.streams.Add(st.id, func(ctx context.Context, _ context.CancelCauseFunc) {
@@ -371,6 +423,9 @@ func (r *Agent) Close() error {
 		return nil
 	}
 	err := r.client.Destroy()
+	if r.live != nil {
+		err = errors.Join(err, r.live.close())
+	}
 	if r.closeIdle != nil {
 		r.closeIdle()
 	}
@@ -429,7 +484,13 @@ func (r *Agent) run(st *remoteStream) {
 	msg.ContextID, msg.TaskID = r.contextID, r.taskID
 	st.taskID = r.taskID
 	r.mu.Unlock()
-	streamErr := r.exchange(st, &a2a.SendMessageRequest{Message: msg})
+	req := &a2a.SendMessageRequest{Message: msg}
+	var streamErr error
+	if live := r.liveConn(); live != nil {
+		streamErr = r.exchangeLive(st, live, req)
+	} else {
+		streamErr = r.exchange(st, req)
+	}
 	r.finish(st, streamErr)
 }
 
@@ -588,7 +649,7 @@ func (r *Agent) track(st *remoteStream, contextID string, taskID a2a.TaskID, sta
 // than completed.
 func (st *remoteStream) noteFailure(s a2a.TaskStatus) {
 	if s.State.Terminal() && s.State != a2a.TaskStateCompleted && s.Message != nil {
-		st.reason = partsText(s.Message.Parts, "\n")
+		st.reason = partsText(s.Message.Parts, "\n", true)
 	}
 }
 
@@ -612,7 +673,7 @@ func (r *Agent) emitMessage(st *remoteStream, parts a2a.ContentParts, thought bo
 // fatal error event; agent_end carries the reassembled output.
 func (r *Agent) finish(st *remoteStream, streamErr error) {
 	cause := context.Cause(st.ctx)
-	if cause != nil && st.taskID != "" && !st.state.Terminal() {
+	if cause != nil && st.taskID != "" && !st.state.Terminal() && !st.cancelTried {
 		r.cancelTask(st)
 	}
 	data := map[string]any{"result": st.outcome.String()}
@@ -771,10 +832,18 @@ func thoughtSummary(v any) string {
 // (a repeat of the previous one dropped), then each artifact with its
 // chunks joined. Thoughts are left out: they are how the agent worked, not
 // what it answered.
+//
+// On a live stream (the development-tool extension) text comes in pieces,
+// which chunk joins into one message until a tool call comes between
+// (gap), and data parts — tool calls, thoughts — are left out (dataless).
 type reassembler struct {
 	messages []string
 	order    []a2a.ArtifactID
 	arts     map[a2a.ArtifactID]*artifactText
+	// open: the last message takes the next chunk.
+	open bool
+	// dataless leaves data parts out of the text.
+	dataless bool
 }
 
 type artifactText struct {
@@ -790,7 +859,8 @@ func (a *reassembler) message(m *a2a.Message, thought bool) {
 	if m == nil || thought {
 		return
 	}
-	text := partsText(m.Parts, "\n")
+	a.open = false
+	text := partsText(m.Parts, "\n", !a.dataless)
 	if text != "" && (len(a.messages) == 0 || a.messages[len(a.messages)-1] != text) {
 		a.messages = append(a.messages, text)
 	}
@@ -800,7 +870,7 @@ func (a *reassembler) artifact(e *a2a.TaskArtifactUpdateEvent) {
 	if e.Artifact == nil {
 		return
 	}
-	text := partsText(e.Artifact.Parts, "")
+	text := partsText(e.Artifact.Parts, "", !a.dataless)
 	at, ok := a.arts[e.Artifact.ID]
 	switch {
 	case !ok:
@@ -832,6 +902,21 @@ func (a *reassembler) task(t *a2a.Task) {
 	}
 }
 
+// chunk adds a piece of streamed text to the message it continues.
+func (a *reassembler) chunk(text string) {
+	switch {
+	case text == "":
+	case a.open:
+		a.messages[len(a.messages)-1] += text
+	default:
+		a.messages = append(a.messages, text)
+		a.open = true
+	}
+}
+
+// gap ends the message chunks add to: the next chunk starts another.
+func (a *reassembler) gap() { a.open = false }
+
 // String is the output as the caller's model reads it.
 func (a *reassembler) String() string {
 	var arts []string
@@ -847,8 +932,9 @@ func (a *reassembler) String() string {
 }
 
 // partsText is the text of parts as gemini-cli renders them: text as is,
-// data as JSON, files by name or address; thinking left out.
-func partsText(parts a2a.ContentParts, sep string) string {
+// data as JSON (unless data is false: then left out), files by name or
+// address; thinking left out.
+func partsText(parts a2a.ContentParts, sep string, data bool) string {
 	var out []string
 	for _, p := range parts {
 		if p == nil || thoughtPart(p) {
@@ -859,8 +945,7 @@ func partsText(parts a2a.ContentParts, sep string) string {
 		case a2a.Text:
 			s = string(c)
 		case a2a.Data:
-			b, err := json.Marshal(c.Value)
-			if err == nil {
+			if b, err := json.Marshal(c.Value); err == nil && data {
 				s = "Data: " + string(b)
 			}
 		case a2a.Raw, a2a.URL:

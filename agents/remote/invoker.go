@@ -32,6 +32,8 @@ type Invoker struct {
 	// timeout bounds one call; 0 is subagents.DefaultTimeout.
 	// Tests shorten it.
 	timeout time.Duration
+	// afterFunc, when set, is the time limit's timer (tests).
+	afterFunc func(time.Duration, func()) func() bool
 }
 
 var _ subagents.RemoteInvoker = (*Invoker)(nil)
@@ -132,13 +134,16 @@ func (r *Invoker) callTimeout() time.Duration {
 // Invoke implements subagents.RemoteInvoker. It runs one task on a remote
 // agent: it sends prompt over the
 // parent's connection to the agent and waits for the remote task to
-// complete, fail or ask for input, within the subagent time limit. The
-// agent's events go to sink, when set, with the A2A contextId as their
-// thread id. Failures — a card that cannot be fetched, missing credentials,
+// complete, fail or ask for input, within the subagent time limit. On a
+// live stream the task's calls that wait for confirmation go to approver
+// through subagents.ChildApprover: named "<agent> › <tool>", the time
+// limit paused while the parent decides, declined without an approver.
+// The agent's events go to sink, when set, with the A2A contextId as
+// their thread id. Failures — a card that cannot be fetched, missing credentials,
 // a failed task — are results the parent's model reads (subagents.TerminateError,
 // "Agent failed: …"); only a parent that gives up (ctx) makes it return an
 // error, after the remote task has been cancelled.
-func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt string, sink func(runtime.Event)) (subagents.Result, error) {
+func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt string, approver runtime.Approver, sink func(runtime.Event)) (subagents.Result, error) {
 	start := time.Now()
 	res := subagents.Result{Agent: def.Name}
 	failed := func(why string) (subagents.Result, error) {
@@ -156,17 +161,18 @@ func (r *Invoker) Invoke(ctx context.Context, def agents.Definition, prompt stri
 		return failed(err.Error())
 	}
 	res.ThreadID = ra.ContextID()
-	id, err := ra.Send(ctx, runtime.TextMessage(prompt))
+	clock := &subagents.Deadline{AfterFunc: r.afterFunc}
+	id, err := ra.send(ctx, runtime.TextMessage(prompt), subagents.ChildApprover(approver, def.Label(), clock))
 	if err != nil {
 		return failed(err.Error())
 	}
 	timeout := r.callTimeout()
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(timeout, func() {
+	clock.Start(timeout, func() {
 		timedOut.Store(true)
 		ra.abortStream(id, errTimeout)
 	})
-	defer timer.Stop()
+	defer clock.Stop()
 	stop := context.AfterFunc(ctx, func() { ra.abortStream(id, context.Cause(ctx)) })
 	defer stop()
 

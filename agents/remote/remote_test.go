@@ -326,7 +326,7 @@ func TestRemoteAgentStreamsToGoal(t *testing.T) {
 			def := remoteDef(s)
 			sub := remoteTool(t)
 			var evs []runtime.Event
-			res, err := sub.Invoke(t.Context(), def, "stream the answer", func(ev runtime.Event) { evs = append(evs, ev) })
+			res, err := sub.Invoke(t.Context(), def, "stream the answer", nil, func(ev runtime.Event) { evs = append(evs, ev) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -372,21 +372,21 @@ func TestRemoteAgentKeepsContextAndTask(t *testing.T) {
 	s := startRemote(t, serverOpts{})
 	def := remoteDef(s)
 	sub := remoteTool(t)
-	r1, err := sub.Invoke(t.Context(), def, "ask me", nil)
+	r1, err := sub.Invoke(t.Context(), def, "ask me", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r1.TerminateReason != subagents.TerminateGoal || r1.Result != "Thinking.\n\nWhich file?" {
 		t.Errorf("first call %+v, want the agent's question as a GOAL", r1)
 	}
-	r2, err := sub.Invoke(t.Context(), def, "b.go", nil)
+	r2, err := sub.Invoke(t.Context(), def, "b.go", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r2.TerminateReason != subagents.TerminateGoal || r2.Result != "Read b.go." {
 		t.Errorf("second call %+v", r2)
 	}
-	r3, err := sub.Invoke(t.Context(), def, "stream again", nil)
+	r3, err := sub.Invoke(t.Context(), def, "stream again", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +416,7 @@ func TestRemoteAgentFailedTask(t *testing.T) {
 	def := remoteDef(s)
 	sub := remoteTool(t)
 	var errs []string
-	res, err := sub.Invoke(t.Context(), def, "fail now", func(ev runtime.Event) {
+	res, err := sub.Invoke(t.Context(), def, "fail now", nil, func(ev runtime.Event) {
 		if ev.Type == runtime.EventError {
 			errs = append(errs, ev.Error.Message)
 		}
@@ -430,7 +430,7 @@ func TestRemoteAgentFailedTask(t *testing.T) {
 	if !slices.Equal(errs, []string{"disk on fire"}) {
 		t.Errorf("error events %q", errs)
 	}
-	if _, err := sub.Invoke(t.Context(), def, "stream", nil); err != nil {
+	if _, err := sub.Invoke(t.Context(), def, "stream", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	c := s.exec.Calls()
@@ -448,7 +448,7 @@ func TestRemoteAgentBearerAuth(t *testing.T) {
 	def := remoteDef(s)
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Bearer", Token: "$AGENTRY_TEST_REMOTE_TOKEN"}
 	sub := remoteTool(t)
-	res, err := sub.Invoke(t.Context(), def, "stream", nil)
+	res, err := sub.Invoke(t.Context(), def, "stream", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +477,7 @@ func TestRemoteAgentAuthFailures(t *testing.T) {
 	def := remoteDef(s)
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Bearer", Token: "${AGENTRY_TEST_UNSET_TOKEN}"}
 	sub := remoteTool(t)
-	res, err := sub.Invoke(t.Context(), def, "stream", nil)
+	res, err := sub.Invoke(t.Context(), def, "stream", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +491,7 @@ func TestRemoteAgentAuthFailures(t *testing.T) {
 	t.Setenv("AGENTRY_TEST_WRONG_TOKEN", "guess")
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Bearer", Token: "$AGENTRY_TEST_WRONG_TOKEN"}
 	sub = remoteTool(t)
-	res, err = sub.Invoke(t.Context(), def, "stream", nil)
+	res, err = sub.Invoke(t.Context(), def, "stream", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -507,7 +507,7 @@ func TestRemoteAgentCardAuth(t *testing.T) {
 	s := startRemote(t, serverOpts{cardToken: "Basic dTpw"}) // u:p
 	def := remoteDef(s)
 	def.Auth = &agents.Auth{Type: "http", Scheme: "Basic", Username: "u", Password: "p", AgentCardRequiresAuth: true}
-	res, err := remoteTool(t).Invoke(t.Context(), def, "stream", nil)
+	res, err := remoteTool(t).Invoke(t.Context(), def, "stream", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestRemoteAgentCardAuth(t *testing.T) {
 		t.Errorf("with the card's credentials: %+v", res)
 	}
 	def.Auth.AgentCardRequiresAuth = false
-	res, err = remoteTool(t).Invoke(t.Context(), def, "stream", nil)
+	res, err = remoteTool(t).Invoke(t.Context(), def, "stream", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,7 +532,7 @@ func TestRemoteAgentCardJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	def := agents.Definition{Name: "helper", Kind: agents.KindRemote, AgentCardJSON: string(b)}
-	res, err := remoteTool(t).Invoke(t.Context(), def, "stream", nil)
+	res, err := remoteTool(t).Invoke(t.Context(), def, "stream", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -559,7 +559,7 @@ func TestRemoteAgentCancel(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := sub.Invoke(ctx, def, "hang on", nil)
+		res, err := sub.Invoke(ctx, def, "hang on", nil, nil)
 		done <- outcome{res, err}
 	}()
 	var task a2a.TaskID
@@ -581,7 +581,7 @@ func TestRemoteAgentCancel(t *testing.T) {
 	if got := s.exec.Canceled(); !slices.Equal(got, []a2a.TaskID{task}) {
 		t.Errorf("the server cancelled %q, want %q", got, task)
 	}
-	if _, err := sub.Invoke(t.Context(), def, "stream", nil); err != nil {
+	if _, err := sub.Invoke(t.Context(), def, "stream", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := s.exec.Calls(); len(c) != 2 || c[1].msgTask != "" {
@@ -599,7 +599,7 @@ func TestRemoteAgentCancelBeforeTaskID(t *testing.T) {
 	done := make(chan error, 1)
 	var forwarded []runtime.Event
 	go func() {
-		_, err := sub.Invoke(ctx, def, "slow start", func(ev runtime.Event) { forwarded = append(forwarded, ev) })
+		_, err := sub.Invoke(ctx, def, "slow start", nil, func(ev runtime.Event) { forwarded = append(forwarded, ev) })
 		done <- err
 	}()
 	task := <-s.exec.started
@@ -631,7 +631,7 @@ func TestRemoteAgentTimeout(t *testing.T) {
 	def := remoteDef(s)
 	sub := remoteTool(t)
 	sub.timeout = 300 * time.Millisecond
-	res, err := sub.Invoke(t.Context(), def, "hang on", nil)
+	res, err := sub.Invoke(t.Context(), def, "hang on", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -654,7 +654,7 @@ func TestRemoteAgentUnreachable(t *testing.T) {
 	lis.Close() // nothing listens there now
 	def := agents.Definition{Name: "helper", Kind: agents.KindRemote, AgentCardURL: "http://" + addr + "/card.json"}
 	sub := remoteTool(t)
-	res, err := sub.Invoke(t.Context(), def, "stream", nil)
+	res, err := sub.Invoke(t.Context(), def, "stream", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -679,7 +679,7 @@ func TestRemoteAgentConcurrentCalls(t *testing.T) {
 	results := make([]subagents.Result, 4)
 	for i := range results {
 		wg.Go(func() {
-			res, err := sub.Invoke(t.Context(), def, fmt.Sprintf("stream %d", i), func(runtime.Event) {})
+			res, err := sub.Invoke(t.Context(), def, fmt.Sprintf("stream %d", i), nil, func(runtime.Event) {})
 			if err != nil {
 				t.Error(err)
 			}
@@ -941,7 +941,7 @@ func TestRemoteAgentRefusedStream(t *testing.T) {
 	def := agents.Definition{Name: "refuser", Kind: agents.KindRemote, AgentCardURL: srv.URL + a2asrv.WellKnownAgentCardPath}
 	sub := remoteTool(t)
 	var errs []string
-	res, err := sub.Invoke(t.Context(), def, "yes please", func(ev runtime.Event) {
+	res, err := sub.Invoke(t.Context(), def, "yes please", nil, func(ev runtime.Event) {
 		if ev.Type == runtime.EventError {
 			errs = append(errs, ev.Error.Status+" "+ev.Error.Message)
 		}

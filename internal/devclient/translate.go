@@ -1,4 +1,11 @@
-package attach
+// Package devclient is the client side of gemini-cli's development-tool
+// extension (package devtool holds its schemas): a task's A2A updates
+// translated back into the runtime events the serving session emitted
+// (Translator), a PENDING ToolCall's confirmation request as a
+// runtime.ApprovalRequest (ApprovalRequest), and the answer as the
+// ToolCallConfirmation the server reads (Confirmation). agentry attach and
+// the remote agent use it.
+package devclient
 
 import (
 	"encoding/json"
@@ -11,14 +18,14 @@ import (
 	"github.com/agentry-dev/agentry/tools"
 )
 
-// translator turns one task's A2A events, in the development-tool
+// Translator turns one task's A2A events, in the development-tool
 // extension's shapes, back into the runtime events the server's session
 // emitted: protocol's translator run in reverse. It keeps each tool
 // call's last state, since every update carries the whole call, and
 // drops what would go backwards (a PENDING after EXECUTING, anything after
 // the task's end): updates reach it over a stream and over notifications.
 // It is used by one goroutine at a time.
-type translator struct {
+type Translator struct {
 	calls map[string]*callState
 	// model is the model the task's updates named last.
 	model string
@@ -38,20 +45,21 @@ type callState struct {
 	live      string
 }
 
-// step is what one A2A event makes.
-type step struct {
-	// events are the runtime events, without ids, stream or time.
-	events []runtime.Event
-	// confirm is a call that now waits for the user's confirmation.
-	confirm *devtool.ToolCall
-	// settled are calls that no longer wait for one: they run or ended
+// Step is what one A2A event makes.
+type Step struct {
+	// Events are the runtime events, without ids, stream or time.
+	Events []runtime.Event
+	// Confirm is a call that now waits for the user's confirmation.
+	Confirm *devtool.ToolCall
+	// Settled are calls that no longer wait for one: they run or ended
 	// (someone answered).
-	settled []string
-	// ended is set when the event ends the turn.
-	ended bool
+	Settled []string
+	// Ended is set when the event ends the turn.
+	Ended bool
 }
 
-func newTranslator() *translator { return &translator{calls: map[string]*callState{}} }
+// NewTranslator returns the translator of one task.
+func NewTranslator() *Translator { return &Translator{calls: map[string]*callState{}} }
 
 // statusRank orders a call's states.
 func statusRank(s devtool.Status) int {
@@ -64,9 +72,9 @@ func statusRank(s devtool.Status) int {
 	return 2
 }
 
-// event translates one event of the task.
-func (t *translator) event(ev a2a.Event) step {
-	var s step
+// Event translates one event of the task.
+func (t *Translator) Event(ev a2a.Event) Step {
+	var s Step
 	if t.ended {
 		return s
 	}
@@ -102,7 +110,7 @@ func (t *translator) event(ev a2a.Event) step {
 		}
 		if dev.Error != "" && e.Status.State == a2a.TaskStateWorking {
 			// A warning: the run goes on.
-			s.events = append(s.events, runtime.Event{Type: runtime.EventError,
+			s.Events = append(s.Events, runtime.Event{Type: runtime.EventError,
 				Error: &runtime.ErrorData{Status: runtime.StatusInternal, Message: dev.Error}})
 		}
 		t.end(&s, e.Status, dev)
@@ -119,23 +127,23 @@ func (t *translator) event(ev a2a.Event) step {
 }
 
 // noteModel emits a session_update when the updates name a new model.
-func (t *translator) noteModel(s *step, meta map[string]any) {
+func (t *Translator) noteModel(s *Step, meta map[string]any) {
 	dev, ok := devtool.EventFrom(meta)
 	if !ok || dev.Model == "" || dev.Model == t.model {
 		return
 	}
 	t.model = dev.Model
-	s.events = append(s.events, runtime.Event{Type: runtime.EventSessionUpdate, SessionUpdate: &runtime.SessionUpdate{Model: dev.Model}})
+	s.Events = append(s.Events, runtime.Event{Type: runtime.EventSessionUpdate, SessionUpdate: &runtime.SessionUpdate{Model: dev.Model}})
 }
 
 // parts translates a status message's parts. kind is the update's
 // DevelopmentToolEvent kind; "" (a task's history, which keeps messages
 // without their updates' metadata) reads each part by its shape.
-func (t *translator) parts(s *step, kind devtool.EventKind, parts a2a.ContentParts) {
+func (t *Translator) parts(s *Step, kind devtool.EventKind, parts a2a.ContentParts) {
 	var text strings.Builder
 	flush := func() {
 		if text.Len() > 0 {
-			s.events = append(s.events, agentMessage(runtime.TextPart(text.String())))
+			s.Events = append(s.Events, agentMessage(runtime.TextPart(text.String())))
 			text.Reset()
 		}
 	}
@@ -147,7 +155,7 @@ func (t *translator) parts(s *step, kind devtool.EventKind, parts a2a.ContentPar
 		case a2a.Text:
 			if kind == devtool.KindThought {
 				flush()
-				s.events = append(s.events, agentMessage(runtime.ContentPart{Type: runtime.PartThought, Thought: string(c)}))
+				s.Events = append(s.Events, agentMessage(runtime.ContentPart{Type: runtime.PartThought, Thought: string(c)}))
 				continue
 			}
 			text.WriteString(string(c))
@@ -162,7 +170,7 @@ func (t *translator) parts(s *step, kind devtool.EventKind, parts a2a.ContentPar
 			case kind == devtool.KindThought || (kind == "" && (m["subject"] != nil || m["description"] != nil)):
 				flush()
 				if th := thoughtText(m); th != "" {
-					s.events = append(s.events, agentMessage(runtime.ContentPart{Type: runtime.PartThought, Thought: th}))
+					s.Events = append(s.Events, agentMessage(runtime.ContentPart{Type: runtime.PartThought, Thought: th}))
 				}
 			}
 		}
@@ -171,7 +179,7 @@ func (t *translator) parts(s *step, kind devtool.EventKind, parts a2a.ContentPar
 }
 
 // text emits the text parts of an artifact or a message.
-func (t *translator) text(s *step, parts a2a.ContentParts) {
+func (t *Translator) text(s *Step, parts a2a.ContentParts) {
 	var b strings.Builder
 	for _, p := range parts {
 		if p != nil {
@@ -179,7 +187,7 @@ func (t *translator) text(s *step, parts a2a.ContentParts) {
 		}
 	}
 	if b.Len() > 0 {
-		s.events = append(s.events, agentMessage(runtime.TextPart(b.String())))
+		s.Events = append(s.Events, agentMessage(runtime.TextPart(b.String())))
 	}
 }
 
@@ -215,7 +223,7 @@ func toolCallOf(m map[string]any) (devtool.ToolCall, bool) {
 // toolCall translates a ToolCall update: the first update of a call is
 // its tool_request; EXECUTING is a tool_update with the new live output;
 // SUCCEEDED, FAILED and CANCELLED are its tool_response.
-func (t *translator) toolCall(s *step, tc devtool.ToolCall) {
+func (t *Translator) toolCall(s *Step, tc devtool.ToolCall) {
 	c := t.calls[tc.ToolCallID]
 	if c == nil {
 		c = &callState{}
@@ -234,10 +242,10 @@ func (t *translator) toolCall(s *step, tc devtool.ToolCall) {
 		if tc.Description != "" {
 			req.Display = &runtime.ToolDisplay{Description: tc.Description}
 		}
-		s.events = append(s.events, runtime.Event{Type: runtime.EventToolRequest, ToolRequest: req})
+		s.Events = append(s.Events, runtime.Event{Type: runtime.EventToolRequest, ToolRequest: req})
 	}
 	if rank > 0 {
-		s.settled = append(s.settled, tc.ToolCallID)
+		s.Settled = append(s.Settled, tc.ToolCallID)
 	}
 	delta := liveDelta(c.live, tc.LiveContent)
 	if tc.LiveContent != "" {
@@ -248,7 +256,7 @@ func (t *translator) toolCall(s *step, tc devtool.ToolCall) {
 		if tc.ConfirmationRequest != nil && !c.asked {
 			c.asked = true
 			call := tc
-			s.confirm = &call
+			s.Confirm = &call
 		}
 	case rank == 1:
 		if c.rank == 0 || delta != "" {
@@ -256,14 +264,14 @@ func (t *translator) toolCall(s *step, tc devtool.ToolCall) {
 			if delta != "" {
 				u.Content = []runtime.ContentPart{runtime.TextPart(delta)}
 			}
-			s.events = append(s.events, runtime.Event{Type: runtime.EventToolUpdate, ToolUpdate: u})
+			s.Events = append(s.Events, runtime.Event{Type: runtime.EventToolUpdate, ToolUpdate: u})
 		}
 	default:
 		if delta != "" {
-			s.events = append(s.events, runtime.Event{Type: runtime.EventToolUpdate,
+			s.Events = append(s.Events, runtime.Event{Type: runtime.EventToolUpdate,
 				ToolUpdate: &runtime.ToolUpdate{RequestID: tc.ToolCallID, Content: []runtime.ContentPart{runtime.TextPart(delta)}}})
 		}
-		s.events = append(s.events, runtime.Event{Type: runtime.EventToolResponse, ToolResponse: toolResponse(tc)})
+		s.Events = append(s.Events, runtime.Event{Type: runtime.EventToolResponse, ToolResponse: toolResponse(tc)})
 	}
 	c.rank = rank
 }
@@ -345,7 +353,7 @@ func liveDelta(old, cur string) string {
 // end handles a task's state: the turn ends completed, aborted (the task
 // was cancelled) or failed (with a fatal error event); input-required
 // waits for an answer and ends nothing.
-func (t *translator) end(s *step, st a2a.TaskStatus, dev devtool.Event) {
+func (t *Translator) end(s *Step, st a2a.TaskStatus, dev devtool.Event) {
 	if st.State != a2a.TaskStateUnspecified {
 		t.state = st.State
 	}
@@ -368,27 +376,35 @@ func (t *translator) end(s *step, st a2a.TaskStatus, dev devtool.Event) {
 			msg = b.String()
 		}
 		if msg == "" {
-			msg = "the task " + taskStateName(st.State)
+			msg = "the task " + StateName(st.State)
 		}
-		s.events = append(s.events, runtime.Event{Type: runtime.EventError,
+		s.Events = append(s.Events, runtime.Event{Type: runtime.EventError,
 			Error: &runtime.ErrorData{Status: runtime.StatusInternal, Message: msg, Fatal: true}})
 	default:
 		return
 	}
-	s.events = append(s.events, runtime.Event{Type: runtime.EventAgentEnd, AgentEnd: &runtime.AgentEnd{Reason: reason,
-		Data: map[string]any{"taskState": taskStateName(st.State)}}})
-	s.ended = true
+	s.Events = append(s.Events, runtime.Event{Type: runtime.EventAgentEnd, AgentEnd: &runtime.AgentEnd{Reason: reason,
+		Data: map[string]any{"taskState": StateName(st.State)}}})
+	s.Ended = true
 	t.ended = true
 }
 
-// taskStateName is a state as A2A 0.3 and gemini-cli spell it:
+// StateName is a state as A2A 0.3 and gemini-cli spell it:
 // "completed", "input-required".
-func taskStateName(s a2a.TaskState) string {
+func StateName(s a2a.TaskState) string {
 	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
 }
 
-// running reports whether the task has started and not ended.
-func (t *translator) running() bool {
+// Ended reports whether the task's end has been translated: later events
+// make nothing.
+func (t *Translator) Ended() bool { return t.ended }
+
+// End marks the task ended when the client ends the turn itself (an
+// answer without a task, a lost connection): later events make nothing.
+func (t *Translator) End() { t.ended = true }
+
+// Running reports whether the task has started and not ended.
+func (t *Translator) Running() bool {
 	switch t.state {
 	case a2a.TaskStateWorking, a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
 		return !t.ended

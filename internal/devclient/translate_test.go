@@ -1,4 +1,4 @@
-package attach
+package devclient
 
 import (
 	"bytes"
@@ -23,13 +23,13 @@ type stepJSON struct {
 	Ended   bool              `json:"ended,omitempty"`
 }
 
-func goldenStep(t *testing.T, s step) stepJSON {
+func goldenStep(t *testing.T, s Step) stepJSON {
 	t.Helper()
-	out := stepJSON{Settled: s.settled, Ended: s.ended}
-	if s.confirm != nil {
-		out.Confirm = s.confirm.ToolCallID
+	out := stepJSON{Settled: s.Settled, Ended: s.Ended}
+	if s.Confirm != nil {
+		out.Confirm = s.Confirm.ToolCallID
 	}
-	for _, ev := range s.events {
+	for _, ev := range s.Events {
 		b, err := json.Marshal(ev)
 		if err != nil {
 			t.Fatal(err)
@@ -47,14 +47,14 @@ func goldenStep(t *testing.T, s step) stepJSON {
 // translateFrames runs one task's event payloads through a translator.
 func translateFrames(t *testing.T, frames []json.RawMessage) []stepJSON {
 	t.Helper()
-	tr := newTranslator()
+	tr := NewTranslator()
 	var out []stepJSON
 	for i, f := range frames {
 		ev, err := wsclient.DecodeEvent(f)
 		if err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
-		out = append(out, goldenStep(t, tr.event(ev)))
+		out = append(out, goldenStep(t, tr.Event(ev)))
 	}
 	return out
 }
@@ -119,7 +119,7 @@ func TestTranslateGolden(t *testing.T) {
 // The server's own golden transcript of a confirmed edit (A2A 0.3, as
 // version=0.3 clients get it) translates too.
 func TestTranslateServerTranscript(t *testing.T) {
-	b, err := os.ReadFile("../protocol/testdata/appendix.golden.json")
+	b, err := os.ReadFile("../../protocol/testdata/appendix.golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}
