@@ -53,7 +53,14 @@ var listeningRE = regexp.MustCompile(`(?m)^agentry serve: listening on (http://\
 // still running.
 func (e *env) serve(args ...string) *serveProc {
 	e.t.Helper()
-	s := &serveProc{t: e.t, cmd: e.cmd(append([]string{"serve"}, args...)...), waited: make(chan struct{})}
+	return e.startServe(e.cmd(append([]string{"serve"}, args...)...))
+}
+
+// startServe starts cmd, an `agentry serve` however it is spelt, as serve
+// does.
+func (e *env) startServe(cmd *exec.Cmd) *serveProc {
+	e.t.Helper()
+	s := &serveProc{t: e.t, cmd: cmd, waited: make(chan struct{})}
 	s.cmd.Stdout = io.Discard
 	s.cmd.Stderr = serveStderr{s}
 	if err := s.cmd.Start(); err != nil {

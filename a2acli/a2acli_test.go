@@ -1,0 +1,233 @@
+package a2acli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/agentry-dev/agentry/protocol/devtool"
+)
+
+// TestExitCode: the one table of the command's exit codes.
+func TestExitCode(t *testing.T) {
+	for _, c := range []struct {
+		state a2a.TaskState
+		err   error
+		want  int
+	}{
+		{a2a.TaskStateCompleted, nil, ExitCompleted},
+		{a2a.TaskStateFailed, nil, ExitFailed},
+		{a2a.TaskStateCanceled, nil, ExitFailed},
+		{a2a.TaskStateRejected, nil, ExitFailed},
+		{a2a.TaskStateInputRequired, nil, ExitWaiting},
+		{a2a.TaskStateAuthRequired, nil, ExitWaiting},
+		{"", nil, ExitFailed},
+		{a2a.TaskStateWorking, errors.New("connection reset"), ExitFailed},
+		{"", &UsageError{"no prompt"}, ExitUsage},
+		{a2a.TaskStateCanceled, fmt.Errorf("%w: signal", ErrInterrupted), ExitInterrupted},
+	} {
+		if got := ExitCode(Outcome{State: c.state}, c.err); got != c.want {
+			t.Errorf("ExitCode(%s, %v) = %d, want %d", c.state, c.err, got, c.want)
+		}
+	}
+}
+
+// TestConfigErrors: a configuration Run cannot act on is a *UsageError
+// that says what to change, before anything is dialled.
+func TestConfigErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{URL: "http://h", Prompt: "p", Transport: "carrier-pigeon"}, `unknown transport "carrier-pigeon": use one of auto, jsonrpc, rest, grpc, live, ws`},
+		{Config{URL: "http://h", Prompt: "p", Output: "yaml"}, `unknown output format "yaml"`},
+		{Config{URL: "http://h", Prompt: "p", Approve: "maybe"}, `unknown --approve "maybe"`},
+		{Config{URL: "http://h", Prompt: "  \n"}, "no prompt: give it as arguments after the URL or on stdin, or follow a task with --task ID"},
+		{Config{URL: "http://h", Prompt: "p", Plain: true, Transport: TransportWS}, "--plain does not go with --transport ws"},
+		{Config{URL: "127.0.0.1:41242", Prompt: "p"}, "is not an agent's URL"},
+		{Config{URL: "ftp://h/x", Prompt: "p"}, "is not an http:// or https:// URL"},
+		{Config{URL: "http://h/?token=s3cret", Prompt: "p"}, "the URL carries a token; URLs end up in logs"},
+		{Config{URL: "http://user:pw@h/", Prompt: "p"}, "the URL carries credentials"},
+		{Config{URL: "ws://h/ws", Prompt: "p", Transport: TransportGRPC}, "is a WebSocket URL, which only --transport ws dials"},
+		{Config{URL: "ws://h/ws", Prompt: "p", Plain: true}, "--plain does not go with a ws:// URL"},
+	} {
+		_, err := Run(t.Context(), c.cfg)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want a usage error containing %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// TestLocate: the URL forms an agent is named by.
+func TestLocate(t *testing.T) {
+	for _, c := range []struct {
+		url, transport string
+		base, ws, card string
+		wantTransport  string
+	}{
+		{"http://127.0.0.1:41242", TransportAuto, "http://127.0.0.1:41242", "", "http://127.0.0.1:41242/.well-known/agent-card.json", TransportAuto},
+		{"http://127.0.0.1:41242/", TransportGRPC, "http://127.0.0.1:41242", "", "http://127.0.0.1:41242/.well-known/agent-card.json", TransportGRPC},
+		{"https://agents.example.com/team/a2a", TransportAuto, "https://agents.example.com/team/a2a", "", "https://agents.example.com/team/a2a/.well-known/agent-card.json", TransportAuto},
+		{"http://127.0.0.1:41242/.well-known/agent-card.json", TransportAuto, "http://127.0.0.1:41242", "", "http://127.0.0.1:41242/.well-known/agent-card.json", TransportAuto},
+		{"http://h:1/cards/agent.json", TransportREST, "http://h:1", "", "http://h:1/cards/agent.json", TransportREST},
+		{"ws://127.0.0.1:41242/ws", TransportAuto, "", "ws://127.0.0.1:41242/ws", "", TransportWS},
+		{"wss://h/ws", TransportWS, "", "wss://h/ws", "", TransportWS},
+	} {
+		cfg := Config{URL: c.url, Transport: c.transport}
+		ag, err := locate(&cfg)
+		if err != nil {
+			t.Errorf("%s: %v", c.url, err)
+			continue
+		}
+		if ag.base != c.base || ag.wsURL != c.ws || cfg.Transport != c.wantTransport {
+			t.Errorf("%s: base %q ws %q transport %s; want %q %q %s", c.url, ag.base, ag.wsURL, cfg.Transport, c.base, c.ws, c.wantTransport)
+		}
+		if c.card != "" && cardURL(c.url) != c.card {
+			t.Errorf("%s: card at %s, want %s", c.url, cardURL(c.url), c.card)
+		}
+	}
+}
+
+// TestPick: an answer is an option's key, its id or a word for it; the
+// options the server did not offer cannot be picked.
+func TestPick(t *testing.T) {
+	cr := &devtool.ConfirmationRequest{Options: []devtool.ConfirmationOption{
+		{ID: devtool.OptionProceedOnce, Name: "Allow once"},
+		{ID: devtool.OptionProceedAlwaysServer, Name: "Allow every tool of the server"},
+		{ID: devtool.OptionCancel, Name: "Reject"},
+	}}
+	cs := choices(cr)
+	if keys := fmt.Sprint(cs[0].key, cs[1].key, cs[2].key); keys != "y2n" {
+		t.Errorf("keys %s, want y, 2, n", keys)
+	}
+	for in, want := range map[string]string{
+		"y": devtool.OptionProceedOnce, " Yes ": devtool.OptionProceedOnce, "once": devtool.OptionProceedOnce,
+		"2": devtool.OptionProceedAlwaysServer, "proceed_always_server": devtool.OptionProceedAlwaysServer,
+		"n": devtool.OptionCancel, "NO": devtool.OptionCancel, "cancel": devtool.OptionCancel,
+		"a": "", "always": "", "": "", "yess": "",
+	} {
+		got, ok := pick(cs, in)
+		if got != want || ok != (want != "") {
+			t.Errorf("pick(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
+
+// TestAskerReadFails: once the answers' reader ends, every later
+// question fails at once; a reader that cannot be opened fails the first.
+func TestAskerReadFails(t *testing.T) {
+	tc := devtool.ToolCall{ToolCallID: "c1", ToolName: "write_file", Status: devtool.StatusPending,
+		ConfirmationRequest: &devtool.ConfirmationRequest{
+			Options:         []devtool.ConfirmationOption{{ID: devtool.OptionProceedOnce, Name: "Allow once"}, {ID: devtool.OptionCancel, Name: "Reject"}},
+			FileEditDetails: &devtool.FileDiff{FileName: "a.txt", FilePath: "/w/a.txt", NewContent: "hi\n", FormattedDiff: "@@ -0,0 +1 @@\n+hi\x1b[2J"},
+		}}
+	var w bytes.Buffer
+	a := &asker{approve: ApproveAsk, w: &w, open: func() (io.Reader, error) { return strings.NewReader("y\n"), nil }}
+	if opt, declined, err := a.confirm(t.Context(), tc); opt != devtool.OptionProceedOnce || declined != nil || err != nil {
+		t.Fatalf("first confirm: %s %v %v", opt, declined, err)
+	}
+	if !strings.Contains(w.String(), "file: /w/a.txt\n  @@ -0,0 +1 @@\n  +hi\n") || strings.Contains(w.String(), "\x1b") {
+		t.Errorf("the file edit is not shown, or not stripped:\n%q", w.String())
+	}
+	opt, declined, err := a.confirm(t.Context(), tc)
+	if opt != devtool.OptionCancel || !errors.Is(declined, errNoAnswer) || err != nil {
+		t.Errorf("after the input ended: %s %v %v; want cancel, declined", opt, declined, err)
+	}
+	if _, err := a.question(t.Context(), "Which file?"); !errors.Is(err, errNoAnswer) {
+		t.Errorf("question after the input ended: %v", err)
+	}
+	b := &asker{approve: ApproveAsk, w: io.Discard, open: func() (io.Reader, error) { return nil, errors.New("no terminal") }}
+	if _, declined, _ := b.confirm(t.Context(), tc); !errors.Is(declined, errNoAnswer) || !strings.Contains(declined.Error(), "no terminal") {
+		t.Errorf("no reader: %v", declined)
+	}
+}
+
+// TestReattachPending: following a task that already waits for a
+// confirmation finds the call in its history and asks about it.
+func TestReattachPending(t *testing.T) {
+	var snapshot *a2a.Task
+	for _, s := range recorded(t, "ext") {
+		for _, ev := range s {
+			if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && u.Status.State == a2a.TaskStateInputRequired {
+				snapshot = &a2a.Task{ID: u.TaskID, ContextID: u.ContextID, Status: u.Status}
+			}
+		}
+	}
+	// The task as GetTask returns it: the earlier status messages in its
+	// history.
+	for _, ev := range recorded(t, "ext")[0] {
+		if u, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && u.Status.Message != nil {
+			snapshot.History = append(snapshot.History, u.Status.Message)
+		}
+	}
+	conn := &scriptConn{streams: [][]a2a.Event{{snapshot}, recorded(t, "ext")[1]}}
+	var out, errb bytes.Buffer
+	cfg := Config{URL: "http://127.0.0.1:41242", TaskID: "task-1", Out: &out, Err: &errb,
+		Answers: func() (io.Reader, error) { return strings.NewReader("n\n"), nil }}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	r := &run{cfg: &cfg, conn: conn, out: newTextOutput(&out, &errb, false), ask: newAsker(&cfg), t: newTracker()}
+	o, err := r.run(t.Context())
+	if err != nil || o.State != a2a.TaskStateCompleted {
+		t.Fatalf("%+v %v\n%s", o, err, errb.String())
+	}
+	if len(conn.sent) != 1 {
+		t.Fatalf("%d requests sent, want the answer alone", len(conn.sent))
+	}
+	if d, ok := conn.sent[0].Message.Parts[0].Content.(a2a.Data); !ok || d.Value.(map[string]any)["selected_option_id"] != devtool.OptionCancel {
+		t.Errorf("the answer: %+v", conn.sent[0].Message.Parts)
+	}
+	if !strings.Contains(errb.String(), "? run_shell_command needs your approval") {
+		t.Errorf("the reattached confirmation was not asked:\n%s", errb.String())
+	}
+}
+
+// blockingConn streams one event, tells the test, then waits for the
+// run's context to end.
+type blockingConn struct {
+	scriptConn
+	started chan struct{}
+}
+
+func (b *blockingConn) send(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if !yield(&a2a.Task{ID: "task-9", ContextID: "context-9", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}, nil) {
+			return
+		}
+		close(b.started)
+		<-ctx.Done()
+		yield(nil, context.Cause(ctx))
+	}
+}
+
+// TestInterrupt: a run whose context ends cancels its task and reports
+// ErrInterrupted (exit code 130).
+func TestInterrupt(t *testing.T) {
+	conn := &blockingConn{started: make(chan struct{})}
+	cfg := Config{URL: "http://127.0.0.1:41242", Prompt: "work", Out: io.Discard, Err: io.Discard}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	go func() {
+		<-conn.started
+		cancel(errors.New("interrupt"))
+	}()
+	r := &run{cfg: &cfg, conn: conn, out: newTextOutput(io.Discard, io.Discard, false), ask: newAsker(&cfg), t: newTracker()}
+	o, err := r.run(ctx)
+	if !errors.Is(err, ErrInterrupted) || ExitCode(o, err) != ExitInterrupted {
+		t.Fatalf("%+v %v, want ErrInterrupted", o, err)
+	}
+	if fmt.Sprint(conn.canceled) != "[task-9]" || o.State != a2a.TaskStateCanceled {
+		t.Errorf("canceled %v, state %s; want task-9 canceled", conn.canceled, o.State)
+	}
+}
