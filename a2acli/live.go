@@ -69,14 +69,6 @@ func (l *liveConn) stream() *liveclient.Stream {
 // open starts the stream with its first message.
 func (l *liveConn) open(ctx context.Context, first *a2a.SendMessageRequest) (*liveclient.Stream, error) {
 	st, err := liveclient.Open(ctx, l.conn, first, l.opts...)
-	if errors.Is(err, io.EOF) {
-		// The server refused the stream before it took the first
-		// message (a wrong token): Open returns the send's EOF and not
-		// the status, which a call on the same connection reads.
-		if _, gerr := l.sdk.get(ctx, "-"); gerr != nil && !errors.Is(gerr, a2a.ErrTaskNotFound) {
-			return nil, fmt.Errorf("the server refused the stream: %w", gerr)
-		}
-	}
 	if err != nil {
 		return nil, err
 	}

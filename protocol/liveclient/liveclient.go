@@ -87,7 +87,9 @@ type Stream struct {
 // Open starts a live stream on conn and sends first: a message that starts
 // a task, continues one (a task id and parts) or, with a task id and no
 // parts, reattaches to it (Reconnect). The stream lasts until the server
-// half-closes it, ctx ends or Close.
+// half-closes it, ctx ends or Close. A stream the server refuses (a wrong
+// token, an unknown task) is opened all the same: its first Recv returns
+// the server's error.
 func Open(ctx context.Context, conn grpc.ClientConnInterface, first *a2a.SendMessageRequest, opts ...Option) (*Stream, error) {
 	o := options{md: metadata.MD{}}
 	for _, opt := range opts {
@@ -110,7 +112,10 @@ func Open(ctx context.Context, conn grpc.ClientConnInterface, first *a2a.SendMes
 	if m := first.Message; m != nil {
 		s.taskID, s.contextID = m.TaskID, m.ContextID
 	}
-	if err := s.send(pb); err != nil {
+	// A server that refuses the stream before it reads the first message
+	// (a wrong token) ends it: the send sees io.EOF, and Recv the status
+	// that says why.
+	if err := s.send(pb); err != nil && !errors.Is(err, io.EOF) {
 		cancel()
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -292,6 +293,29 @@ func TestSupported(t *testing.T) {
 	} {
 		if got := liveclient.Supported([]byte(card)); got != want {
 			t.Errorf("Supported(%s) = %v, want %v", card, got, want)
+		}
+	}
+}
+
+// A stream the server refuses at once, without reading the first message,
+// reports the server's status on Recv, not the send's end of stream.
+func TestRefusedBeforeTheFirstMessage(t *testing.T) {
+	sc := &script{fn: func(grpc.ServerStream) error {
+		return grpcError(a2a.NewError(a2a.ErrUnauthenticated, "missing or wrong bearer token"))
+	}}
+	conn := serve(t, sc)
+	// A first message larger than HTTP/2's initial window waits for the
+	// server, which ends the stream instead of reading it: the send
+	// always sees the end.
+	big := textMessage(strings.Repeat("x", 1<<20))
+	for range 5 {
+		st, err := liveclient.Open(t.Context(), conn, big)
+		if err != nil {
+			t.Fatalf("Open: %v; want the refusal from Recv", err)
+		}
+		_, err = st.Recv()
+		if !errors.Is(err, a2a.ErrUnauthenticated) || liveclient.Code(err) != codes.Unauthenticated {
+			t.Fatalf("Recv: %v (code %v), want the server's Unauthenticated", err, liveclient.Code(err))
 		}
 	}
 }
