@@ -5,7 +5,6 @@ package remote
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"iter"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,11 +25,9 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	a2alog "github.com/a2aproject/a2a-go/v2/log"
 	"github.com/google/uuid"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/agentry-dev/agentry/agents"
+	"github.com/agentry-dev/agentry/internal/a2adial"
 	"github.com/agentry-dev/agentry/internal/a2aparts"
 	"github.com/agentry-dev/agentry/protocol/liveclient"
 	"github.com/agentry-dev/agentry/runtime"
@@ -198,7 +194,7 @@ func New(ctx context.Context, cfg Config) (*Agent, error) {
 	if rt == nil {
 		rt = http.DefaultTransport
 	}
-	hc = &http.Client{Transport: refusedStreams{base: rt}, CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}
+	hc = &http.Client{Transport: a2adial.RefusedStreams(rt), CheckRedirect: hc.CheckRedirect, Jar: hc.Jar, Timeout: hc.Timeout}
 	client, err := a2aclient.NewFromCard(ctx, card,
 		a2aclient.WithJSONRPCTransport(hc),
 		a2aclient.WithRESTTransport(hc),
@@ -287,71 +283,15 @@ func (h headerInterceptor) Before(ctx context.Context, req *a2aclient.Request) (
 	return ctx, nil, nil
 }
 
-// newGRPCTransport opens a gRPC connection to a card's interface: TLS,
-// except to a loopback address, where a local agent rarely has a
-// certificate and nothing leaves the machine, or when the URL's scheme
-// says which (http/grpc: plain, https/grpcs: TLS).
+// newGRPCTransport opens a gRPC connection to a card's interface, with
+// a2adial's rules: TLS, except to a loopback address or where the URL's
+// scheme says plain text.
 func newGRPCTransport(_ context.Context, _ *a2a.AgentCard, iface *a2a.AgentInterface) (a2aclient.Transport, error) {
-	conn, err := dialGRPC(iface.URL)
+	conn, err := a2adial.Dial(iface.URL)
 	if err != nil {
 		return nil, err
 	}
 	return a2agrpc.NewGRPCTransport(conn), nil
-}
-
-// dialGRPC makes the client connection to a card's gRPC URL (grpcTarget's
-// rules); it connects on first use.
-func dialGRPC(rawURL string) (*grpc.ClientConn, error) {
-	target, plain := grpcTarget(rawURL)
-	creds := credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
-	if plain {
-		creds = insecure.NewCredentials()
-	}
-	return grpc.NewClient(target, grpc.WithTransportCredentials(creds))
-}
-
-// grpcTarget turns a card's gRPC URL into a target for grpc.NewClient and
-// says whether the connection is plain text. Cards spell the URL as
-// host:port, as a gRPC target URI (dns:///host:port) or as an HTTP-style
-// URL (http://host:port, grpcs://host); gRPC itself dials only the first
-// two.
-func grpcTarget(raw string) (target string, plain bool) {
-	u, err := url.Parse(raw)
-	if err == nil && u.Host != "" {
-		switch u.Scheme {
-		case "http", "grpc", "https", "grpcs":
-			secure := u.Scheme == "https" || u.Scheme == "grpcs"
-			port := u.Port()
-			if port == "" {
-				port = map[bool]string{true: "443", false: "80"}[secure]
-			}
-			return net.JoinHostPort(u.Hostname(), port), !secure
-		}
-	}
-	if err == nil && (u.Scheme == "unix" || u.Scheme == "unix-abstract") {
-		return raw, true
-	}
-	// host:port, or a target URI whose endpoint is its path
-	// (dns:///host:port, passthrough:///host:port).
-	endpoint := raw
-	if err == nil && u.Scheme != "" && u.Opaque == "" {
-		endpoint = strings.TrimPrefix(u.Path, "/")
-	}
-	return raw, isLoopback(endpoint)
-}
-
-// isLoopback reports whether a gRPC endpoint ("host:port") is on this
-// machine.
-func isLoopback(target string) bool {
-	host, _, err := net.SplitHostPort(target)
-	if err != nil {
-		host = target
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Card returns the agent card the agent was reached through.

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/agentry-dev/agentry/internal/a2adial"
 	"github.com/agentry-dev/agentry/internal/devclient"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/protocol/liveclient"
@@ -59,7 +60,7 @@ func dialLive(card *a2a.AgentCard, headers map[string]string) (*liveConn, error)
 	if iface == nil {
 		return nil, nil
 	}
-	conn, err := dialGRPC(iface.URL)
+	conn, err := a2adial.Dial(iface.URL)
 	if err != nil {
 		return nil, err
 	}

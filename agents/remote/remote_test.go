@@ -956,32 +956,3 @@ func TestRemoteAgentRefusedStream(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 }
-
-// TestGRPCTarget: each spelling of a card's gRPC URL becomes a target
-// grpc.NewClient dials, plain text where the URL or a loopback host says
-// so.
-func TestGRPCTarget(t *testing.T) {
-	for _, c := range []struct {
-		url, target string
-		plain       bool
-	}{
-		{"127.0.0.1:5000", "127.0.0.1:5000", true},
-		{"localhost:5000", "localhost:5000", true},
-		{"[::1]:5000", "[::1]:5000", true},
-		{"agent.example.com:443", "agent.example.com:443", false},
-		{"dns:///127.0.0.1:5000", "dns:///127.0.0.1:5000", true},
-		{"dns:///agent.example.com:443", "dns:///agent.example.com:443", false},
-		{"passthrough:///localhost:5000", "passthrough:///localhost:5000", true},
-		{"http://127.0.0.1:5000", "127.0.0.1:5000", true},
-		{"http://agent.example.com", "agent.example.com:80", true},
-		{"https://agent.example.com/a2a", "agent.example.com:443", false},
-		{"grpc://10.0.0.1:5000", "10.0.0.1:5000", true},
-		{"grpcs://agent.example.com", "agent.example.com:443", false},
-		{"unix:///run/agent.sock", "unix:///run/agent.sock", true},
-	} {
-		target, plain := grpcTarget(c.url)
-		if target != c.target || plain != c.plain {
-			t.Errorf("grpcTarget(%q) = %q, plain %v; want %q, plain %v", c.url, target, plain, c.target, c.plain)
-		}
-	}
-}
