@@ -32,9 +32,8 @@ type wsConn struct {
 // did not start arrive as notifications, which it reads and drops: it
 // follows its own task only.
 //
-// A connection follows one session (docs/ws.md): following a task
-// without --context, the client first asks for the task's context, and
-// connects to that.
+// A connection follows one session (docs/ws.md): the one --context names,
+// or else the one of the task it sends to or subscribes to first.
 func dialWS(ctx context.Context, cfg *Config, rawURL string, hc *http.Client) (*wsConn, error) {
 	ctx, cancel := context.WithTimeout(ctx, wsDialTimeout)
 	defer cancel()
@@ -42,18 +41,6 @@ func dialWS(ctx context.Context, cfg *Config, rawURL string, hc *http.Client) (*
 	c, err := wsclient.Dial(ctx, rawURL, opts)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.TaskID != "" && cfg.ContextID == "" {
-		var t a2a.Task
-		err := c.Call(ctx, "GetTask", &a2a.GetTaskRequest{ID: a2a.TaskID(cfg.TaskID)}, &t)
-		c.Close()
-		if err != nil {
-			return nil, fmt.Errorf("task %s: %w", cfg.TaskID, err)
-		}
-		opts.ContextID = t.ContextID
-		if c, err = wsclient.Dial(ctx, rawURL, opts); err != nil {
-			return nil, err
-		}
 	}
 	go func() {
 		for n, err := range c.Events() {

@@ -824,8 +824,9 @@ func (c *wsClient) errorFrame(ctx context.Context, id json.RawMessage, legacy bo
 	return errorJSON(ctx, errs, method, id, err)
 }
 
-// subscribe follows a running task of the connection's context: the task
-// now, then its events, as the request's responses.
+// subscribe follows a running task of the connection's context (a
+// connection that named none follows the task's): the task now, then its
+// events, as the request's responses.
 func (c *wsClient) subscribe(env rpcEnvelope, legacy bool) {
 	call := &wsCall{client: c, id: env.ID, stream: true, legacy: legacy}
 	ctx := c.callContext(call, legacy)
@@ -850,6 +851,22 @@ func (c *wsClient) subscribe(env rpcEnvelope, legacy bool) {
 		err := a2a.NewError(a2a.ErrTaskNotFound, fmt.Sprintf("task %s is not running on this server; GetTask reads a finished one", id))
 		c.push(outFrame{raw: c.errorFrame(ctx, env.ID, legacy, err)})
 		return
+	}
+	if c.contextID() == "" {
+		// A connection that named no context follows the task's: its
+		// events come through the context's hub. (join takes t.mu.)
+		t.mu.Lock()
+		cv, contextID := t.c, t.task.ContextID
+		t.mu.Unlock()
+		if cv == nil {
+			// Queued behind the context's active task.
+			c.s.mu.Lock()
+			cv = c.s.contexts[contextID]
+			c.s.mu.Unlock()
+		}
+		if cv != nil {
+			c.follow(cv)
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

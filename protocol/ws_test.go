@@ -1186,3 +1186,46 @@ func TestStateEndingAnExecutionIsStoredFirst(t *testing.T) {
 		t.Fatalf("SendMessage: %v", res)
 	}
 }
+
+// TestWSSubscribeFollowsTheTasksContext: a connection that named no
+// context and subscribes to a task follows that task's context, so the
+// task's events after the answer reach it.
+func TestWSSubscribeFollowsTheTasksContext(t *testing.T) {
+	h := newHarness(t, []string{
+		callTurn("", "run_shell_command", map[string]any{"command": "echo followed"}),
+		textTurn("done"),
+	})
+	a := h.dialWS(t, dialOpts{})
+	a.send(1, "SendStreamingMessage", messageParams("run it"))
+	task, call := pendingCall(t, a)
+
+	b := h.dialWS(t, dialOpts{})
+	b.send(1, "SubscribeToTask", map[string]any{"id": string(task)})
+	first := b.next()
+	for first.Method == "session/attached" {
+		first = b.next()
+	}
+	if ev, _ := first.event(t); ev == nil || ev.TaskInfo().TaskID != task {
+		t.Fatalf("the subscription's first frame %+v, want task %s", first, task)
+	}
+	a.send(2, "SendMessage", confirmParams(task, call, "proceed_once"))
+	var last a2a.Event
+	for _, f := range b.until(func(f wsFrame) bool {
+		if f.Error != nil || f.Method == "session/attached" {
+			return f.Error != nil
+		}
+		ev, _ := f.event(t)
+		u, ok := ev.(*a2a.TaskStatusUpdateEvent)
+		return ok && u.Status.State.Terminal()
+	}) {
+		if f.Error != nil {
+			t.Fatalf("subscription error: %+v", f.Error)
+		}
+		if f.Method != "session/attached" {
+			last, _ = f.event(t)
+		}
+	}
+	if u, ok := last.(*a2a.TaskStatusUpdateEvent); !ok || u.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the subscriber's last event %#v, want the task completed", last)
+	}
+}
