@@ -510,3 +510,30 @@ func TestA2ACommandInterrupt(t *testing.T) {
 		})
 	}
 }
+
+// TestA2ALiveReplayTwoConfirmations: agentry serve on a replayed model
+// whose task asks two confirmations; `agentry a2a --transport live`
+// answers both on its live stream, the task completes and the server
+// half-closes (exit 0). (That the answers travel on the one stream is
+// protocol's TestLive… and TestServeLiveStream's to show.)
+func TestA2ALiveReplayTwoConfirmations(t *testing.T) {
+	e := newEnv(t)
+	e.set("AGENTRY_A2A_TOKEN=" + a2aToken)
+	replay := e.replayFile(
+		[]map[string]any{call("run_shell_command", map[string]any{"command": "echo one > proof.txt"})},
+		[]map[string]any{call("run_shell_command", map[string]any{"command": "echo two >> proof.txt"})},
+		[]map[string]any{text("Both ran.")},
+	)
+	srv := e.serve("--port", "0", "-w", e.ws, "-m", "replay:"+replay)
+	r := e.a2a("y\ny\n", "--transport", "live", srv.url, "run both")
+	if r.code != 0 || r.stdout != "Both ran.\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s\nserver:\n%s", r.code, r.stdout, r.stderr, srv.errText())
+	}
+	wantStderr(t, r, "SendLiveMessage", "command: echo one > proof.txt", "command: echo two >> proof.txt", "Task completed")
+	if n := strings.Count(r.stderr, "Answer [y/a/n]: y"); n != 2 {
+		t.Errorf("%d answers asked, want 2:\n%s", n, r.stderr)
+	}
+	if got := e.proof(); got != "one\ntwo\n" {
+		t.Errorf("proof.txt = %q, want both commands' lines", got)
+	}
+}
