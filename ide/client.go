@@ -222,6 +222,8 @@ type Client struct {
 	diffs chan struct{}
 	// changed is signalled on each context change.
 	changed chan struct{}
+	// queued, a test hook, is called when an OpenDiff waits for another.
+	queued func(path string)
 
 	mu      sync.Mutex
 	cur     *link // nil while disconnected
@@ -567,10 +569,17 @@ func (c *Client) Status() Status {
 func (c *Client) OpenDiff(ctx context.Context, path, newContent string) (DiffOutcome, error) {
 	select {
 	case c.diffs <- struct{}{}:
-	case <-ctx.Done():
-		return DiffOutcome{}, context.Cause(ctx)
-	case <-c.ctx.Done():
-		return DiffOutcome{}, ErrClosed
+	default:
+		if c.queued != nil {
+			c.queued(path)
+		}
+		select {
+		case c.diffs <- struct{}{}:
+		case <-ctx.Done():
+			return DiffOutcome{}, context.Cause(ctx)
+		case <-c.ctx.Done():
+			return DiffOutcome{}, ErrClosed
+		}
 	}
 	defer func() { <-c.diffs }()
 
@@ -716,12 +725,26 @@ func (c *Client) callTool(ctx context.Context, l *link, name string, args any) (
 	if cause := context.Cause(ctx); cause != nil {
 		return nil, cause
 	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		return nil, fmt.Errorf("ide: the companion's %s: %w", name, err)
+	if transportFailure(err) {
+		return nil, fmt.Errorf("ide: %s: %w (%v)", name, ErrNotConnected, err)
 	}
-	// Anything else is the transport's failure.
-	return nil, fmt.Errorf("ide: %s: %w (%v)", name, ErrNotConnected, err)
+	return nil, fmt.Errorf("ide: the companion's %s: %w", name, err)
+}
+
+// transportFailure reports whether a call's error is the connection's
+// rather than an error response of the companion: anything but a JSON-RPC
+// error, or one of the codes the SDK's JSON-RPC layer itself uses for a
+// closing or failed transport.
+func transportFailure(err error) bool {
+	var we *jsonrpc.Error
+	if errors.Is(err, mcp.ErrConnectionClosed) || !errors.As(err, &we) {
+		return true
+	}
+	switch we.Code {
+	case -32003, -32004, -32005: // client closing, server closing, rejected by transport
+		return true
+	}
+	return false
 }
 
 // onNotify handles one of the contract's notifications from l.
@@ -911,15 +934,16 @@ type eventFilter struct {
 	r      *bufio.Reader
 	notify func(method string, params json.RawMessage)
 
+	limit     int    // maxEventBytes
 	out       []byte // ready for Read
 	ev        []byte // the current event's raw lines
-	pass      bool   // the current event outgrew maxEventBytes: pass it on as read
+	pass      bool   // the current event outgrew limit: pass it on as read
 	lineStart bool   // the next bytes start a line
 	err       error
 }
 
 func newEventFilter(body io.ReadCloser, notify func(string, json.RawMessage)) *eventFilter {
-	return &eventFilter{body: body, r: bufio.NewReaderSize(body, 32<<10), notify: notify, lineStart: true}
+	return &eventFilter{body: body, r: bufio.NewReaderSize(body, 32<<10), notify: notify, limit: maxEventBytes, lineStart: true}
 }
 
 func (f *eventFilter) Read(p []byte) (int, error) {
@@ -927,7 +951,6 @@ func (f *eventFilter) Read(p []byte) (int, error) {
 		if f.err != nil {
 			return 0, f.err
 		}
-		f.out = f.out[:0]
 		f.step()
 	}
 	n := copy(p, f.out)
@@ -955,7 +978,7 @@ func (f *eventFilter) step() {
 			f.dispatch()
 		default:
 			f.ev = append(f.ev, line...)
-			if len(f.ev) > maxEventBytes {
+			if len(f.ev) > f.limit {
 				f.out = append(f.out, f.ev...)
 				f.ev = f.ev[:0]
 				f.pass = true
@@ -973,7 +996,14 @@ func (f *eventFilter) step() {
 // dispatch decides on the complete event in f.ev.
 func (f *eventFilter) dispatch() {
 	ev := f.ev
-	f.ev = f.ev[:0:0]
+	defer func() {
+		// The buffer is reused for the next event, unless it grew large.
+		if cap(ev) <= 1<<20 {
+			f.ev = ev[:0]
+		} else {
+			f.ev = nil
+		}
+	}()
 	var name, id, retry string
 	var data []byte
 	hasData := false

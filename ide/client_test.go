@@ -34,7 +34,7 @@ func waitChanged(t *testing.T, cl *ide.Client) {
 	t.Helper()
 	select {
 	case <-cl.Changed():
-	case <-t.Context().Done():
+	case <-time.After(hangGuard):
 		t.Fatal("no context change")
 	}
 }
@@ -237,14 +237,14 @@ func TestOpenDiffAnswers(t *testing.T) {
 				out, err := cl.OpenDiff(t.Context(), "/w/a.go", "package a\n")
 				done <- result{out, err}
 			}()
-			call := comp.nextCall(t.Context())
+			call := comp.nextCall()
 			if call.tool != idewire.ToolOpenDiff || call.open != (idewire.OpenDiffArgs{FilePath: "/w/a.go", NewContent: "package a\n"}) {
 				t.Fatalf("companion got %+v", call)
 			}
 			// An answer for another file does not end this diff.
 			comp.notify(idewire.NotifyDiffAccepted, idewire.DiffAccepted{FilePath: "/w/other.go", Content: "x"})
 			comp.notify(tt.method, tt.params)
-			r := <-done
+			r := recv(t, done)
 			if r.err != nil || r.out != tt.want {
 				t.Fatalf("OpenDiff = %+v, %v; want %+v", r.out, r.err, tt.want)
 			}
@@ -269,7 +269,7 @@ func TestOpenDiffIsError(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("OpenDiff = %v, want an error with %q", err, tt.want)
 		}
-		<-comp.calls
+		comp.nextCall()
 	}
 	// The failed diffs left nothing pending: a new one works.
 	comp.mu.Lock()
@@ -280,9 +280,9 @@ func TestOpenDiffIsError(t *testing.T) {
 		_, err := cl.OpenDiff(t.Context(), "/w/a.go", "x")
 		done <- err
 	}()
-	comp.nextCall(t.Context())
+	comp.nextCall()
 	comp.notify(idewire.NotifyDiffRejected, idewire.DiffRejected{FilePath: "/w/a.go"})
-	if err := <-done; err != nil {
+	if err := recv(t, done); err != nil {
 		t.Fatalf("OpenDiff after failures: %v", err)
 	}
 }
@@ -296,9 +296,9 @@ func TestOpenDiffCancel(t *testing.T) {
 		_, err := cl.OpenDiff(ctx, "/w/a.go", "x")
 		done <- err
 	}()
-	comp.nextCall(t.Context())
+	comp.nextCall()
 	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := recv(t, done); !errors.Is(err, context.Canceled) {
 		t.Fatalf("OpenDiff after cancel = %v", err)
 	}
 	// A late answer for the cancelled diff finds nothing pending and is
@@ -314,9 +314,9 @@ func TestOpenDiffCancel(t *testing.T) {
 		}
 		res <- out
 	}()
-	comp.nextCall(t.Context())
+	comp.nextCall()
 	comp.notify(idewire.NotifyDiffAccepted, idewire.DiffAccepted{FilePath: "/w/a.go", Content: "fresh"})
-	if out := <-res; out.Content != "fresh" {
+	if out := recv(t, res); out.Content != "fresh" {
 		t.Fatalf("second OpenDiff = %+v", out)
 	}
 }
@@ -326,52 +326,45 @@ func TestOpenDiffCancel(t *testing.T) {
 func TestOpenDiffOneAtATime(t *testing.T) {
 	comp := startCompanion(t, "tok")
 	cl := connect(t, comp.endpoint())
-	var (
-		mu       sync.Mutex
-		answered bool
-		early    []string
-	)
-	comp.mu.Lock()
-	comp.openDiff = func(a idewire.OpenDiffArgs) *mcp.CallToolResult {
-		mu.Lock()
-		defer mu.Unlock()
-		if a.FilePath == "/w/b.go" && !answered {
-			early = append(early, a.FilePath)
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{}}
-	}
-	comp.mu.Unlock()
-	var wg sync.WaitGroup
-	outs := make(map[string]ide.DiffOutcome)
-	var outMu sync.Mutex
+	queued := make(chan string, 1)
+	ide.SetQueuedHook(cl, func(path string) { queued <- path })
+	outs := make(chan ide.DiffOutcome, 2)
 	open := func(path string) {
-		defer wg.Done()
 		out, err := cl.OpenDiff(t.Context(), path, "new "+path)
 		if err != nil {
 			t.Errorf("OpenDiff(%s): %v", path, err)
 		}
-		outMu.Lock()
-		outs[path] = out
-		outMu.Unlock()
+		outs <- out
 	}
-	wg.Add(1)
 	go open("/w/a.go")
-	if c := comp.nextCall(t.Context()); c.open.FilePath != "/w/a.go" {
+	if c := comp.nextCall(); c.open.FilePath != "/w/a.go" {
 		t.Fatalf("first call = %+v", c)
 	}
-	wg.Add(1)
 	go open("/w/b.go")
-	mu.Lock()
-	answered = true
-	mu.Unlock()
+	select {
+	case p := <-queued:
+		if p != "/w/b.go" {
+			t.Fatalf("queued %s", p)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the second OpenDiff did not wait for the first")
+	}
+	// It waits without calling: the companion has seen nothing of it.
+	select {
+	case c := <-comp.calls:
+		t.Fatalf("the companion got %+v while the first diff was open", c)
+	default:
+	}
 	comp.notify(idewire.NotifyDiffAccepted, idewire.DiffAccepted{FilePath: "/w/a.go", Content: "A"})
-	if c := comp.nextCall(t.Context()); c.open.FilePath != "/w/b.go" {
+	if out := recv(t, outs); out.Content != "A" {
+		t.Fatalf("first outcome %+v", out)
+	}
+	if c := comp.nextCall(); c.open.FilePath != "/w/b.go" {
 		t.Fatalf("second call = %+v", c)
 	}
 	comp.notify(idewire.NotifyDiffAccepted, idewire.DiffAccepted{FilePath: "/w/b.go", Content: "B"})
-	wg.Wait()
-	if len(early) > 0 || outs["/w/a.go"].Content != "A" || outs["/w/b.go"].Content != "B" {
-		t.Fatalf("opened before the first answer: %v; outcomes %+v", early, outs)
+	if out := recv(t, outs); out.Content != "B" {
+		t.Fatalf("second outcome %+v", out)
 	}
 }
 
@@ -401,7 +394,7 @@ func TestCloseDiff(t *testing.T) {
 			comp.closeDiff = func(idewire.CloseDiffArgs) *mcp.CallToolResult { return tt.res }
 			comp.mu.Unlock()
 			got, err := cl.CloseDiff(t.Context(), "/w/a.go")
-			call := <-comp.calls
+			call := comp.nextCall()
 			if call.tool != idewire.ToolCloseDiff || call.close != (idewire.CloseDiffArgs{FilePath: "/w/a.go", SuppressNotification: true}) {
 				t.Errorf("companion got %+v", call)
 			}
@@ -431,12 +424,12 @@ func TestCloseDiffEndsOpenDiff(t *testing.T) {
 		_, err := cl.OpenDiff(t.Context(), "/w/a.go", "x")
 		done <- err
 	}()
-	comp.nextCall(t.Context())
+	comp.nextCall()
 	got, err := cl.CloseDiff(t.Context(), "/w/a.go")
 	if err != nil || got == nil || *got != "as in the view" {
 		t.Fatalf("CloseDiff = %v, %v", got, err)
 	}
-	if err := <-done; !errors.Is(err, ide.ErrDiffClosed) {
+	if err := recv(t, done); !errors.Is(err, ide.ErrDiffClosed) {
 		t.Fatalf("OpenDiff = %v, want ErrDiffClosed", err)
 	}
 }
@@ -451,15 +444,15 @@ func TestCloseWhileDiffPending(t *testing.T) {
 		_, err := cl.OpenDiff(t.Context(), "/w/a.go", "x")
 		done <- err
 	}()
-	comp.nextCall(t.Context())
+	comp.nextCall()
 	if err := cl.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if err := <-done; !errors.Is(err, ide.ErrClosed) {
+	if err := recv(t, done); !errors.Is(err, ide.ErrClosed) {
 		t.Fatalf("OpenDiff = %v, want ErrClosed", err)
 	}
 	// The editor's view was closed, as gemini-cli's disconnect closes it.
-	if c := comp.nextCall(t.Context()); c.tool != idewire.ToolCloseDiff || c.close.FilePath != "/w/a.go" {
+	if c := comp.nextCall(); c.tool != idewire.ToolCloseDiff || c.close.FilePath != "/w/a.go" {
 		t.Fatalf("companion got %+v, want closeDiff of /w/a.go", c)
 	}
 	st := cl.Status()
@@ -513,10 +506,10 @@ func TestCompanionRestart(t *testing.T) {
 		_, err := cl.OpenDiff(t.Context(), "/w/a.go", "x")
 		done <- err
 	}()
-	first.nextCall(t.Context())
+	first.nextCall()
 	first.kill()
 
-	if err := <-done; !errors.Is(err, ide.ErrNotConnected) {
+	if err := recv(t, done); !errors.Is(err, ide.ErrNotConnected) {
 		t.Fatalf("OpenDiff when the companion died = %v, want ErrNotConnected", err)
 	}
 	// The client waits for its first retry: the loss is recorded by now.
@@ -572,11 +565,11 @@ func TestCompanionRestart(t *testing.T) {
 		}
 		res <- out
 	}()
-	if c := second.nextCall(t.Context()); c.open.FilePath != "/w/a.go" {
+	if c := second.nextCall(); c.open.FilePath != "/w/a.go" {
 		t.Fatalf("the new companion got %+v", c)
 	}
 	second.notify(idewire.NotifyDiffAccepted, idewire.DiffAccepted{FilePath: "/w/a.go", Content: "after restart"})
-	if out := <-res; out.Content != "after restart" {
+	if out := recv(t, res); out.Content != "after restart" {
 		t.Fatalf("OpenDiff after reconnecting = %+v", out)
 	}
 	second.notify(idewire.NotifyContextUpdate, ctxWith(file("/w/b.go", 2)))

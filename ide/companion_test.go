@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -232,16 +233,26 @@ func (c *companion) notify(method string, v any) {
 	c.notifyRaw(method, string(b))
 }
 
-// nextCall waits for the next tool call.
-func (c *companion) nextCall(ctx context.Context) toolCall {
-	c.t.Helper()
+// hangGuard bounds the tests' waits: a hang guard, not a speed
+// requirement.
+const hangGuard = 20 * time.Second
+
+// recv receives from ch, failing t if nothing comes within the hang guard.
+func recv[T any](t testing.TB, ch <-chan T) T {
+	t.Helper()
 	select {
-	case tc := <-c.calls:
-		return tc
-	case <-ctx.Done():
-		c.t.Fatalf("no tool call reached the companion: %v", ctx.Err())
-		return toolCall{}
+	case v := <-ch:
+		return v
+	case <-time.After(hangGuard):
+		t.Fatalf("nothing received within %v", hangGuard)
+		panic("unreachable")
 	}
+}
+
+// nextCall waits for the next tool call.
+func (c *companion) nextCall() toolCall {
+	c.t.Helper()
+	return recv(c.t, c.calls)
 }
 
 // authHeaders returns the Authorization header of every request so far.
