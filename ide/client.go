@@ -943,7 +943,7 @@ type eventFilter struct {
 }
 
 func newEventFilter(body io.ReadCloser, notify func(string, json.RawMessage)) *eventFilter {
-	return &eventFilter{body: body, r: bufio.NewReaderSize(body, 32<<10), notify: notify, limit: maxEventBytes, lineStart: true}
+	return &eventFilter{body: body, r: bufio.NewReader(body), notify: notify, limit: maxEventBytes, lineStart: true}
 }
 
 func (f *eventFilter) Read(p []byte) (int, error) {
