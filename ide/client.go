@@ -46,6 +46,9 @@ const (
 	// well above an accepted diff's content of agentry's largest editable
 	// file.
 	maxEventBytes = 64 << 20
+	// maxRetryDelay is the default backoff's longest delay between
+	// reconnection attempts.
+	maxRetryDelay = 30 * time.Second
 	// reconnectTimeout bounds one reconnection attempt.
 	reconnectTimeout = 10 * time.Second
 	// closeGrace bounds the closeDiff calls Close makes for the diffs
@@ -279,7 +282,7 @@ func Connect(ctx context.Context, ep Endpoint, opts ...Option) (*Client, error) 
 			return backoff.NewExponentialBackOff(
 				backoff.WithInitialInterval(500*time.Millisecond),
 				backoff.WithMultiplier(2),
-				backoff.WithMaxInterval(30*time.Second),
+				backoff.WithMaxInterval(maxRetryDelay),
 				backoff.WithMaxElapsedTime(0),
 			)
 		}
@@ -434,6 +437,9 @@ func (c *Client) reconnect() *link {
 		d := bo.NextBackOff()
 		if d == backoff.Stop {
 			d = last
+			if d <= 0 {
+				d = maxRetryDelay // a BackOff that never started: do not spin
+			}
 		}
 		last = d
 		select {

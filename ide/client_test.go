@@ -76,6 +76,11 @@ func TestConnectToken(t *testing.T) {
 			if !cl.CanDiff() {
 				t.Error("CanDiff = false with openDiff and closeDiff listed")
 			}
+			// gemini-cli's calls: the legacy handshake (no server/discover
+			// probe), then tools/list.
+			if got, want := strings.Join(comp.receivedMethods(), " "), "initialize notifications/initialized tools/list"; got != want {
+				t.Errorf("the companion received %q, want %q", got, want)
+			}
 			if err := cl.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
 			}

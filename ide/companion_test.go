@@ -1,9 +1,11 @@
 package ide_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -39,6 +41,7 @@ type companion struct {
 	sessions  map[string]*compSession
 	tcp       map[net.Conn]bool
 	auth      []string // the Authorization header of every request
+	methods   []string // the JSON-RPC method of every POST, in order ("" for responses)
 	openDiff  func(idewire.OpenDiffArgs) *mcp.CallToolResult
 	closeDiff func(idewire.CloseDiffArgs) *mcp.CallToolResult
 	killed    bool
@@ -116,8 +119,23 @@ func (c *companion) connState(conn net.Conn, s http.ConnState) {
 
 func (c *companion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get("Authorization")
+	var method string
+	if r.Method == http.MethodPost {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var m struct{ Method string }
+		_ = json.Unmarshal(body, &m)
+		method = m.Method
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	c.mu.Lock()
 	c.auth = append(c.auth, got)
+	if r.Method == http.MethodPost {
+		c.methods = append(c.methods, method)
+	}
 	c.mu.Unlock()
 	if c.token != "" && got != "Bearer "+c.token {
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
@@ -253,6 +271,13 @@ func recv[T any](t testing.TB, ch <-chan T) T {
 func (c *companion) nextCall() toolCall {
 	c.t.Helper()
 	return recv(c.t, c.calls)
+}
+
+// receivedMethods returns the JSON-RPC methods posted so far.
+func (c *companion) receivedMethods() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.methods...)
 }
 
 // authHeaders returns the Authorization header of every request so far.
