@@ -52,7 +52,8 @@ const (
 	// reconnectTimeout bounds one reconnection attempt.
 	reconnectTimeout = 10 * time.Second
 	// closeGrace bounds the closeDiff calls Close makes for the diffs
-	// still open in the editor.
+	// still open in the editor, and again its wait for the companion to
+	// end the session.
 	closeGrace = time.Second
 )
 
@@ -211,9 +212,10 @@ func WithAfter(f func(time.Duration) <-chan time.Time) Option {
 // goes away. Its methods are safe for concurrent use, and none blocks
 // while the companion is down.
 type Client struct {
-	opts options
-	log  *slog.Logger
-	base *http.Transport // shared by the client's connections; no proxy
+	opts  options
+	log   *slog.Logger
+	base  *http.Transport // shared by the client's sessions; no proxy
+	conns *connSet        // every TCP connection base has open
 
 	// ctx ends at Close; every call derives from it.
 	ctx    context.Context
@@ -288,24 +290,25 @@ func Connect(ctx context.Context, ep Endpoint, opts ...Option) (*Client, error) 
 		}
 	}
 	c := &Client{
-		opts: o,
-		log:  o.log,
-		base: &http.Transport{
-			Proxy:               nil, // the companion is local: never through a proxy
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     90 * time.Second,
-		},
+		opts:    o,
+		log:     o.log,
+		conns:   &connSet{m: make(map[net.Conn]struct{})},
 		diffs:   make(chan struct{}, 1),
 		changed: make(chan struct{}, 1),
 		status:  Status{State: Connecting, IDE: ep.ideName()},
 		pending: make(map[string]*pendingDiff),
 	}
+	c.base = &http.Transport{
+		Proxy:               nil, // the companion is local: never through a proxy
+		DialContext:         c.conns.dial,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+	}
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	l, err := c.dial(ctx, ep)
 	if err != nil {
 		c.cancel(ErrClosed)
-		c.base.CloseIdleConnections()
+		c.conns.closeAll()
 		return nil, err
 	}
 	c.mu.Lock()
@@ -401,9 +404,13 @@ func (c *Client) supervise(l *link) {
 			return
 		}
 		c.lost(l, err)
-		if cerr := l.sess.Close(); cerr != nil {
-			c.log.Debug("ide: closing the lost session", "err", cerr)
-		}
+		// Tidy the lost session without waiting on a companion that may
+		// not answer; Close drops whatever it still holds.
+		go func(sess *mcp.ClientSession) {
+			if cerr := sess.Close(); cerr != nil {
+				c.log.Debug("ide: closing the lost session", "err", cerr)
+			}
+		}(l.sess)
 		l = c.reconnect()
 	}
 }
@@ -870,13 +877,25 @@ func (c *Client) Close() error {
 		c.setStatusLocked(Disconnected, textDisabled, Endpoint{})
 		c.clearContextLocked()
 		c.mu.Unlock()
-		if l != nil {
-			if err := l.sess.Close(); err != nil {
-				c.log.Debug("ide: closing the session", "err", err)
+		// End the session politely (DELETE), for a while: a companion
+		// that does not answer loses its connections after closeGrace.
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			if l != nil {
+				if err := l.sess.Close(); err != nil {
+					c.log.Debug("ide: closing the session", "err", err)
+				}
 			}
+		}()
+		select {
+		case <-ended:
+		case <-time.After(closeGrace):
+			c.log.Warn("ide: the companion did not end the session in time; dropping its connections")
 		}
+		c.conns.closeAll()
+		<-ended
 		c.wg.Wait()
-		c.base.CloseIdleConnections()
 	})
 	return nil
 }
@@ -1059,4 +1078,56 @@ func (f *eventFilter) dispatch() {
 		}
 		f.out = append(f.out, '\n')
 	}
+}
+
+// connSet tracks the TCP connections of a Client's HTTP transport, so that
+// Close can drop them all, requests under way included.
+type connSet struct {
+	mu     sync.Mutex
+	m      map[net.Conn]struct{}
+	closed bool
+}
+
+var dialer = &net.Dialer{Timeout: 5 * time.Second}
+
+func (s *connSet) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	conn, err := dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		conn.Close()
+		return nil, ErrClosed
+	}
+	s.m[conn] = struct{}{}
+	return &trackedConn{Conn: conn, set: s}, nil
+}
+
+// closeAll closes every connection and refuses new ones.
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	s.closed = true
+	conns := slices.Collect(maps.Keys(s.m))
+	clear(s.m)
+	s.mu.Unlock()
+	for _, conn := range conns {
+		conn.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	set  *connSet
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.set.mu.Lock()
+		delete(c.set.m, c.Conn)
+		c.set.mu.Unlock()
+	})
+	return c.Conn.Close()
 }

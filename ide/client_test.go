@@ -481,6 +481,30 @@ func TestCloseWhileDiffPending(t *testing.T) {
 	}
 }
 
+// TestCloseHungCompanion: Close returns even when the companion answers
+// neither the closeDiff of a pending diff nor the session's DELETE.
+func TestCloseHungCompanion(t *testing.T) {
+	comp := startCompanion(t, "tok", hanging())
+	cl := connect(t, comp.endpoint())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cl.OpenDiff(t.Context(), "/w/a.go", "x")
+		done <- err
+	}()
+	comp.nextCall()
+	closed := make(chan error, 1)
+	go func() { closed <- cl.Close() }()
+	if c := comp.nextCall(); c.tool != idewire.ToolCloseDiff {
+		t.Fatalf("companion got %+v", c)
+	}
+	if err := recv(t, closed); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := recv(t, done); !errors.Is(err, ide.ErrClosed) {
+		t.Fatalf("OpenDiff = %v, want ErrClosed", err)
+	}
+}
+
 // TestCompanionRestart: the companion is killed during a diff and comes
 // back on another port; the client fails the diff at once, goes
 // Disconnected, and reconnects through re-discovery on its own clock.

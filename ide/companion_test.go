@@ -45,6 +45,7 @@ type companion struct {
 	openDiff  func(idewire.OpenDiffArgs) *mcp.CallToolResult
 	closeDiff func(idewire.CloseDiffArgs) *mcp.CallToolResult
 	killed    bool
+	hang      bool // DELETE and closeDiff never answer
 }
 
 type compSession struct {
@@ -64,6 +65,10 @@ type companionOpt func(*companion)
 
 // withoutDiffTools serves no tools at all.
 func withoutDiffTools() companionOpt { return func(c *companion) { c.srv = nil } }
+
+// hanging answers neither DELETE nor closeDiff: a companion that stopped
+// responding but keeps its connections open.
+func hanging() companionOpt { return func(c *companion) { c.hang = true } }
 
 // startCompanion serves a companion requiring token ("" requires none) on
 // 127.0.0.1:0, stopped at the end of the test.
@@ -160,6 +165,9 @@ func (c *companion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case s == nil:
 		http.Error(w, "session not found", http.StatusNotFound)
 		return
+	case r.Method == http.MethodDelete && c.hang:
+		<-r.Context().Done()
+		return
 	case r.Method == http.MethodDelete:
 		c.mu.Lock()
 		delete(c.sessions, id)
@@ -198,12 +206,16 @@ func (c *companion) onOpenDiff(_ context.Context, req *mcp.CallToolRequest) (*mc
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 }
 
-func (c *companion) onCloseDiff(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *companion) onCloseDiff(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a idewire.CloseDiffArgs
 	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
 		return nil, err
 	}
 	c.calls <- toolCall{tool: idewire.ToolCloseDiff, close: a}
+	if c.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	c.mu.Lock()
 	f := c.closeDiff
 	c.mu.Unlock()
