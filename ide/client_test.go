@@ -143,6 +143,33 @@ func TestContextUpdates(t *testing.T) {
 	if v, n := cl.Context(); n != 0 || v.WorkspaceState != nil {
 		t.Fatalf("Context before any update = %+v, %d", v, n)
 	}
+	// A reader beside the updates (-race): the counter never goes back,
+	// and a context is never seen without its update counted.
+	stop := make(chan struct{})
+	reader := make(chan error, 1)
+	go func() {
+		var last uint64
+		for {
+			select {
+			case <-stop:
+				reader <- nil
+				return
+			default:
+			}
+			v, n := cl.Context()
+			if n < last || (n > 0) != (v.WorkspaceState != nil) {
+				reader <- fmt.Errorf("Context = %+v, %d after %d", v, n, last)
+				return
+			}
+			last = n
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := recv(t, reader); err != nil {
+			t.Error(err)
+		}
+	}()
 	for i := 1; i <= 3; i++ {
 		sent := ctxWith(file(fmt.Sprintf("/w/f%d.go", i), int64(1000+i)))
 		sent.WorkspaceState.OpenFiles[0].IsActive = true
