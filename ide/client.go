@@ -100,7 +100,8 @@ type Endpoint struct {
 
 // url is the companion's MCP endpoint. The host is always 127.0.0.1:
 // gemini-cli's host.docker.internal inside containers is not followed, so
-// the token never leaves the loopback interface (see docs/ide.md).
+// the token never leaves the loopback interface (see the package
+// documentation).
 func (ep Endpoint) url() string {
 	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(ep.Port)) + idewire.MCPPath
 }
