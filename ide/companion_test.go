@@ -19,14 +19,14 @@ import (
 	"github.com/agentry-dev/agentry/ide/idewire"
 )
 
-// companion is an IDE companion for the tests, on the MCP Go SDK's server
+// testCompanion is an IDE companion for the tests, on the MCP Go SDK's server
 // over real HTTP on loopback: the token checked on every request, the
 // openDiff and closeDiff tools, and the contract's notifications sent on
 // each session's standalone SSE stream. The SDK's server cannot send
 // notifications of custom methods through its API, so the companion
 // serves each session's StreamableServerTransport itself and writes them
 // on the session's connection.
-type companion struct {
+type testCompanion struct {
 	t     testing.TB
 	token string
 	srv   *mcp.Server
@@ -61,20 +61,20 @@ type toolCall struct {
 }
 
 // companionOpt configures a companion before it serves.
-type companionOpt func(*companion)
+type companionOpt func(*testCompanion)
 
 // withoutDiffTools serves no tools at all.
-func withoutDiffTools() companionOpt { return func(c *companion) { c.srv = nil } }
+func withoutDiffTools() companionOpt { return func(c *testCompanion) { c.srv = nil } }
 
 // hanging answers neither DELETE nor closeDiff: a companion that stopped
 // responding but keeps its connections open.
-func hanging() companionOpt { return func(c *companion) { c.hang = true } }
+func hanging() companionOpt { return func(c *testCompanion) { c.hang = true } }
 
 // startCompanion serves a companion requiring token ("" requires none) on
 // 127.0.0.1:0, stopped at the end of the test.
-func startCompanion(t testing.TB, token string, opts ...companionOpt) *companion {
+func startCompanion(t testing.TB, token string, opts ...companionOpt) *testCompanion {
 	t.Helper()
-	c := &companion{
+	c := &testCompanion{
 		t:        t,
 		token:    token,
 		calls:    make(chan toolCall, 64),
@@ -107,11 +107,11 @@ func startCompanion(t testing.TB, token string, opts ...companionOpt) *companion
 }
 
 // endpoint is the companion's endpoint with its own token.
-func (c *companion) endpoint() ide.Endpoint {
+func (c *testCompanion) endpoint() ide.Endpoint {
 	return ide.Endpoint{Port: c.port, Token: c.token, IDE: &idewire.IDEInfo{Name: "test", DisplayName: "Test IDE"}, File: "test-discovery.json"}
 }
 
-func (c *companion) connState(conn net.Conn, s http.ConnState) {
+func (c *testCompanion) connState(conn net.Conn, s http.ConnState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch s {
@@ -122,7 +122,7 @@ func (c *companion) connState(conn net.Conn, s http.ConnState) {
 	}
 }
 
-func (c *companion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (c *testCompanion) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	got := r.Header.Get("Authorization")
 	var method string
 	if r.Method == http.MethodPost {
@@ -191,7 +191,7 @@ func (c capture) Connect(ctx context.Context) (mcp.Connection, error) {
 	return conn, err
 }
 
-func (c *companion) onOpenDiff(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *testCompanion) onOpenDiff(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a idewire.OpenDiffArgs
 	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
 		return nil, err
@@ -206,7 +206,7 @@ func (c *companion) onOpenDiff(_ context.Context, req *mcp.CallToolRequest) (*mc
 	return &mcp.CallToolResult{Content: []mcp.Content{}}, nil
 }
 
-func (c *companion) onCloseDiff(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (c *testCompanion) onCloseDiff(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var a idewire.CloseDiffArgs
 	if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func textResult(s string) *mcp.CallToolResult {
 
 // notifyRaw sends a notification with raw params on every session's
 // standalone stream.
-func (c *companion) notifyRaw(method, params string) {
+func (c *testCompanion) notifyRaw(method, params string) {
 	c.t.Helper()
 	c.mu.Lock()
 	var conns []mcp.Connection
@@ -254,7 +254,7 @@ func (c *companion) notifyRaw(method, params string) {
 }
 
 // notify sends a notification with v as params.
-func (c *companion) notify(method string, v any) {
+func (c *testCompanion) notify(method string, v any) {
 	c.t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -280,20 +280,20 @@ func recv[T any](t testing.TB, ch <-chan T) T {
 }
 
 // nextCall waits for the next tool call.
-func (c *companion) nextCall() toolCall {
+func (c *testCompanion) nextCall() toolCall {
 	c.t.Helper()
 	return recv(c.t, c.calls)
 }
 
 // receivedMethods returns the JSON-RPC methods posted so far.
-func (c *companion) receivedMethods() []string {
+func (c *testCompanion) receivedMethods() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.methods...)
 }
 
 // authHeaders returns the Authorization header of every request so far.
-func (c *companion) authHeaders() []string {
+func (c *testCompanion) authHeaders() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]string(nil), c.auth...)
@@ -301,7 +301,7 @@ func (c *companion) authHeaders() []string {
 
 // kill stops the companion as a killed process would: the listener and
 // every connection reset at once, the sessions dropped without a word.
-func (c *companion) kill() {
+func (c *testCompanion) kill() {
 	c.mu.Lock()
 	if c.killed {
 		c.mu.Unlock()
