@@ -167,7 +167,7 @@ const (
 // config is a discovery file's content as gemini-cli reads it: no schema,
 // fields absent or present.
 type config struct {
-	port          int  // 0: none usable
+	port          int // 0: none usable
 	portText      string
 	workspacePath *string
 	authToken     *string

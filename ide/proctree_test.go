@@ -37,9 +37,11 @@ func helper(mode, dir string) int {
 			return 1
 		}
 		ep, rep, err := Discover(DiscoverOptions{
-			Dir:       filepath.Join(dir, "gemini", "ide"),
-			LookupEnv: func(k string) (string, bool) { return map[string]string{"TERM_PROGRAM": "vscode"}[k], k == "TERM_PROGRAM" },
-			Cwd:       dir,
+			Dir: filepath.Join(dir, "gemini", "ide"),
+			LookupEnv: func(k string) (string, bool) {
+				return map[string]string{"TERM_PROGRAM": "vscode"}[k], k == "TERM_PROGRAM"
+			},
+			Cwd: dir,
 		})
 		out := map[string]any{"endpoint": ep, "report": rep}
 		if err != nil {
