@@ -111,7 +111,8 @@ type Report struct {
 	// IDEPID is the IDE's process id; 0 when unknown.
 	IDEPID int `json:"idePid"`
 	// PIDSource says how it was found: "GEMINI_CLI_IDE_PID", "process
-	// tree" or "" (unknown).
+	// tree" or "" (not looked for: no discovery file and no
+	// GEMINI_CLI_IDE_SERVER_PORT needed it, or no process table).
 	PIDSource string `json:"pidSource,omitempty"`
 	// IDECommand is the IDE process's command line, when read.
 	IDECommand string `json:"ideCommand,omitempty"`
@@ -228,8 +229,10 @@ func newDiscovery(opts DiscoverOptions) *discovery {
 }
 
 func (d *discovery) getenv(name string) string {
-	v, _ := d.env(name)
-	return v
+	if v, ok := d.env(name); ok {
+		return v
+	}
+	return ""
 }
 
 func (d *discovery) run() (Endpoint, *Report, error) {
@@ -244,8 +247,15 @@ func (d *discovery) run() (Endpoint, *Report, error) {
 			d.rep.Env[name] = v
 		}
 	}
-	d.findIDE()
-	cfg := d.chooseFile()
+	// The walk is needed only to choose among files, or to name the IDE
+	// of an endpoint from the environment: with neither, discovery costs
+	// one directory read.
+	entries, _ := os.ReadDir(d.opts.Dir)
+	if slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), "gemini-ide-server-") }) ||
+		d.getenv(idewire.EnvServerPort) != "" || d.getenv(idewire.EnvIDEPID) != "" {
+		d.findIDE()
+	}
+	cfg := d.chooseFile(entries)
 	// The IDE: the chosen file's ideInfo, else the environment's markers.
 	if cfg != nil && cfg.ideInfo != nil && cfg.ideInfo.Name != "" && cfg.ideInfo.DisplayName != "" {
 		info := *cfg.ideInfo
@@ -371,7 +381,7 @@ func walkToIDE(lookup ProcessLookup, pid int) (int, []Process) {
 // chooseFile picks the discovery file as gemini-cli's
 // getConnectionConfigFromFile does, filling the report; nil when none is
 // usable.
-func (d *discovery) chooseFile() *config {
+func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 	dir := d.opts.Dir
 	if d.rep.IDEPID > 0 {
 		legacy := filepath.Join(dir, fmt.Sprintf("gemini-ide-server-%d.json", d.rep.IDEPID))
@@ -387,10 +397,6 @@ func (d *discovery) chooseFile() *config {
 			fr.Verdict, fr.Reason = VerdictRefused, why
 			d.rep.Files = append(d.rep.Files, fr)
 		}
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
 	}
 	type cand struct {
 		fr  FileReport

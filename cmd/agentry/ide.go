@@ -143,7 +143,7 @@ func writeDiscovery(b *strings.Builder, ep ide.Endpoint, rep *ide.Report, err er
 	}
 	switch rep.PIDSource {
 	case "":
-		b.WriteString("IDE process: unknown\n")
+		b.WriteString("IDE process: not looked for (no discovery file or GEMINI_CLI_IDE_SERVER_PORT to choose by)\n")
 	case idewire.EnvIDEPID:
 		fmt.Fprintf(b, "IDE process: %d (from %s)\n", rep.IDEPID, idewire.EnvIDEPID)
 	default:
