@@ -1,7 +1,8 @@
-// Package ide is agentry's CLI side of gemini-cli's IDE companion contract
-// (docs/ide.md): finding the companion of the editor agentry runs in
-// (Discover) and talking to it.
 package ide
+
+// Discovery: which IDE companion a session connects to (docs/ide.md,
+// "Connecting to an IDE"). The package's documentation is the
+// connection's (doc.go).
 
 import (
 	"encoding/json"
