@@ -412,7 +412,8 @@ func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 		cands = append(cands, cand{fr: FileReport{Path: filepath.Join(dir, e.Name()), PID: pid, Alive: d.opts.Alive(pid)}})
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
-		ai, bi := a.fr.PID == d.rep.IDEPID, b.fr.PID == d.rep.IDEPID
+		known := d.rep.IDEPID > 0
+		ai, bi := known && a.fr.PID == d.rep.IDEPID, known && b.fr.PID == d.rep.IDEPID
 		switch {
 		case ai && !bi:
 			return -1
