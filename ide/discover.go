@@ -27,6 +27,9 @@ const (
 	// maxWalk bounds the process-tree walk, as gemini-cli's
 	// MAX_TRAVERSAL_DEPTH.
 	maxWalk = 32
+	// MaxDiscoveryFiles bounds the discovery files read, the best ranked
+	// first; gemini-cli reads them all. A machine has a few.
+	MaxDiscoveryFiles = 64
 )
 
 // Errors of Discover. Each comes wrapped in a *DiscoverError whose message
@@ -124,6 +127,9 @@ type Report struct {
 	// Files are the discovery files considered, in the order they were
 	// ranked.
 	Files []FileReport `json:"files"`
+	// Unread counts the files ranked below the first MaxDiscoveryFiles,
+	// not read.
+	Unread int `json:"unread,omitempty"`
 	// Chosen is the file chosen; "" when none was (the environment may
 	// still name a companion).
 	Chosen string `json:"chosen,omitempty"`
@@ -426,6 +432,10 @@ func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 		}
 		return b.fr.PID - a.fr.PID
 	})
+	if len(cands) > MaxDiscoveryFiles {
+		d.rep.Unread = len(cands) - MaxDiscoveryFiles
+		cands = cands[:MaxDiscoveryFiles]
+	}
 	var valid []int
 	for i := range cands {
 		c := &cands[i]

@@ -227,6 +227,18 @@ func TestDiscoverRanking(t *testing.T) {
 	}
 }
 
+func TestDiscoverReadsAtMostMaxFiles(t *testing.T) {
+	w := newWorld(t)
+	for pid := 1000; pid < 1000+MaxDiscoveryFiles+3; pid++ {
+		w.file(pid, 1, disc(pid, t.TempDir())) // all elsewhere
+	}
+	w.file(999, 2, disc(2, w.ws())) // the only match, ranked last
+	_, rep, err := w.discover()
+	if !errors.Is(err, ErrWorkspaceMismatch) || len(rep.Files) != MaxDiscoveryFiles || rep.Unread != 4 {
+		t.Fatalf("err %v, %d files read, %d unread", err, len(rep.Files), rep.Unread)
+	}
+}
+
 func TestDiscoverTieBreakByEnvPort(t *testing.T) {
 	w := newWorld(t)
 	w.live[150], w.live[120] = true, true

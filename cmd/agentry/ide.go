@@ -173,6 +173,9 @@ func writeDiscovery(b *strings.Builder, ep ide.Endpoint, rep *ide.Report, err er
 		}
 		fmt.Fprintf(b, "  %-9s %s (pid %d %s%s): %s\n", f.Verdict, filepath.Base(f.Path), f.PID, state, port, f.Reason)
 	}
+	if rep.Unread > 0 {
+		fmt.Fprintf(b, "  (%d more, ranked lower, not read)\n", rep.Unread)
+	}
 	if len(rep.Env) > 0 {
 		b.WriteString("Environment:\n")
 		for _, k := range []string{idewire.EnvIDEPID, idewire.EnvServerPort, idewire.EnvWorkspacePath, idewire.EnvAuthToken} {
