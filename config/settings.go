@@ -43,6 +43,8 @@ type Settings struct {
 	MCPServers map[string]MCPServerSettings `json:"mcpServers"`
 	// A2A tunes `agentry serve`.
 	A2A A2ASettings `json:"a2a"`
+	// IDE is gemini-cli's ide: the IDE companion (docs/ide.md).
+	IDE IDESettings `json:"ide"`
 
 	// Workspace is the absolute, symlink-resolved workspace directory.
 	Workspace string `json:"-"`
@@ -309,6 +311,16 @@ type A2AWSSettings struct {
 	// ReplayEvents is how many of a session's events are kept for clients
 	// that reconnect (0: 4096).
 	ReplayEvents int `json:"replayEvents"`
+}
+
+// IDESettings are gemini-cli's ide settings.
+type IDESettings struct {
+	// Enabled connects the session to the companion of the IDE agentry
+	// runs in (gemini-cli's ide.enabled, default false). Read from
+	// gemini-cli's settings files too, but, like every workspace setting,
+	// from a workspace's files only when it is trusted: an untrusted
+	// repository cannot make agentry connect to anything.
+	Enabled bool `json:"enabled"`
 }
 
 // GeminiSettings configure the Gemini backend.

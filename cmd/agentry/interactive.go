@@ -19,6 +19,7 @@ import (
 	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/compression"
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/ide"
 	"github.com/agentry-dev/agentry/prompthist"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/runtime"
@@ -202,10 +203,14 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	if err != nil {
 		return p.fail(err)
 	}
+	ideCmd := &ideSlash{settings: settings, enabled: settings.IDE.Enabled, discover: func() (ide.Endpoint, *ide.Report, error) {
+		return ide.Discover(ide.DiscoverOptions{Cwd: settings.Workspace})
+	}}
 	reg, err := commands.New(commands.Config{
 		Memory:    memory{&workspaceSettings{base: settings, cache: map[string]*config.Settings{settings.Workspace: settings}}},
 		Workspace: settings.Workspace,
 		ReloadAll: func(context.Context) error { return cur.get().ReloadMemory() },
+		Extra:     []commands.Command{ideCmd.command()},
 	})
 	if err != nil {
 		return p.fail(err)

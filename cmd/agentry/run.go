@@ -45,6 +45,7 @@ type runFlags struct {
 	a2aPort        int
 	includeDirs    []string
 	listSessions   bool
+	ide            bool
 	// promptInteractive is the root command's -i: the interactive
 	// session's first prompt.
 	promptInteractive string
@@ -58,6 +59,7 @@ var flagKeys = map[string]string{
 	"approval-mode":       "general.defaultApprovalMode",
 	"allowed-tools":       "tools.allowed",
 	"include-directories": "context.includeDirectories",
+	"ide":                 "ide.enabled",
 }
 
 func newRunCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
@@ -99,6 +101,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVarP(&f.workspace, "workspace", "w", "", "the workspace directory (default the current directory)")
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspace for this run: read its settings and .env")
 	fl.BoolVar(&f.rawOutput, "raw-output", false, "print the model's text without removing terminal escape sequences")
+	fl.BoolVar(&f.ide, "ide", false, "connect to the companion of the IDE agentry runs in (ide.enabled); --ide=false keeps it off for this run")
 	fl.IntVar(&f.a2aPort, "a2a-port", -1, "serve this run's session over A2A on 127.0.0.1:`PORT` while it runs (0: any free port)")
 }
 

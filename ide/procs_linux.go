@@ -1,0 +1,4 @@
+package ide
+
+// defaultProcesses reads /proc.
+func defaultProcesses() ProcessLookup { return ProcFS("/proc") }
