@@ -2,9 +2,12 @@ package ide_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -715,5 +718,74 @@ func ExampleConnect() {
 			return // fall back to the terminal's confirmation
 		}
 		fmt.Println("accepted:", out.Accepted)
+	}
+}
+
+// TestReconnectThroughDiscover: the re-discovery option is discovery run
+// again over real discovery files: the companion dies and its file goes,
+// discovery says so in the status, a new companion writes a file with a
+// new port and token, and the client reconnects with them.
+func TestReconnectThroughDiscover(t *testing.T) {
+	tmp, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, ws := filepath.Join(tmp, "gemini", "ide"), filepath.Join(tmp, "project")
+	for _, d := range []string{dir, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(c *testCompanion) string {
+		data, err := json.Marshal(idewire.Discovery{Port: c.port, WorkspacePath: ws, AuthToken: c.token,
+			IDEInfo: &idewire.IDEInfo{Name: "test", DisplayName: "Test IDE"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, idewire.FileName(os.Getppid(), c.port))
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	opts := ide.DiscoverOptions{Dir: dir, Cwd: ws, LookupEnv: func(string) (string, bool) { return "", false }}
+	rediscover := func() (ide.Endpoint, error) {
+		ep, _, err := ide.Discover(opts)
+		return ep, err
+	}
+
+	first := startCompanion(t, "token-1")
+	file1 := write(first)
+	ep, err := rediscover()
+	if err != nil {
+		t.Fatalf("Discover: %v", err)
+	}
+	var timers proctest.Timers
+	cl := connect(t, ep, ide.WithRediscover(rediscover),
+		ide.WithBackOff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Second) }),
+		ide.WithAfter(timers.After))
+
+	first.kill()
+	if err := os.Remove(file1); err != nil {
+		t.Fatal(err)
+	}
+	timers.Fire(t, time.Second)
+	timers.Await(t, time.Second)
+	_, discoverErr := rediscover()
+	if st := cl.Status(); st.State != ide.Disconnected || discoverErr == nil || st.Details != discoverErr.Error() {
+		t.Errorf("Status with no discovery file = %+v, want discovery's %v", st, discoverErr)
+	}
+
+	second := startCompanion(t, "token-2")
+	write(second)
+	timers.Fire(t, time.Second)
+	proctest.Eventually(t, "the client to reconnect", func() bool { return cl.Status().State == ide.Connected })
+	if st := cl.Status(); st.String() != "🟢 Connected to Test IDE" || !cl.CanDiff() {
+		t.Errorf("after reconnecting: %s, CanDiff %v", st, cl.CanDiff())
+	}
+	for _, h := range second.authHeaders() {
+		if h != "Bearer token-2" {
+			t.Fatalf("the new companion got Authorization %q", h)
+		}
 	}
 }
