@@ -62,7 +62,13 @@ type Options struct {
 	// confirmations as diffs in the user's IDE, racing the Approver
 	// (package ide/idediff); the session and its subagents ask through
 	// it. Without an Approver (a batch run) no diff opens, as in
-	// gemini-cli.
+	// gemini-cli. Leave it nil for a session served over A2A (its
+	// Approver a protocol.SharedApprover or the server's): the server
+	// does not withdraw a call it parked when its approver's context
+	// ends, so an IDE answer would leave the task waiting; wrap the
+	// terminal's approver given to protocol.WithLocalApprover in
+	// idediff.New instead, whose answer the server takes as the
+	// terminal's.
 	IDE idediff.Differ
 	// SessionService stores the conversation; default in-memory.
 	SessionService session.Service
