@@ -25,7 +25,8 @@ type Answer struct {
 }
 
 // Differ is the connection to an IDE companion that shows diffs
-// (package ide's Client).
+// (package ide's Client, whose OpenDiff result converts to an Answer:
+// idediff.Answer(outcome)).
 type Differ interface {
 	// CanDiff reports whether the companion is connected and offers
 	// openDiff and closeDiff.
