@@ -21,6 +21,7 @@ import (
 	"github.com/agentry-dev/agentry/compose/routes"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/ide/idediff"
 	"github.com/agentry-dev/agentry/internal/envredact"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
@@ -57,6 +58,18 @@ type Options struct {
 	Record *llm.RecordSink
 	// Approver asks a human about calls that need one; nil denies them.
 	Approver runtime.Approver
+	// IDE, when set with an Approver, shows write_file and replace
+	// confirmations as diffs in the user's IDE, racing the Approver
+	// (package ide/idediff); the session and its subagents ask through
+	// it. Without an Approver (a batch run) no diff opens, as in
+	// gemini-cli. Leave it nil for a session served over A2A (its
+	// Approver a protocol.SharedApprover or the server's): the server
+	// does not withdraw a call it parked when its approver's context
+	// ends, so an IDE answer would leave the task waiting; wrap the
+	// terminal's approver given to protocol.WithLocalApprover in
+	// idediff.New instead, whose answer the server takes as the
+	// terminal's.
+	IDE idediff.Differ
 	// SessionService stores the conversation; default in-memory.
 	SessionService session.Service
 	// Plugins run after the processor chain.
@@ -133,6 +146,9 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	policy, err := runtime.NewPolicy(runtime.ApprovalMode(s.General.DefaultApprovalMode), s.Tools.Allowed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
+	}
+	if opts.Approver != nil && opts.IDE != nil {
+		opts.Approver = idediff.New(opts.Approver, opts.IDE, idediff.WithMode(policy.Mode), idediff.WithLogger(logger(opts)))
 	}
 	memoryConfig, content, err := contextContent(s, ws, opts)
 	if err != nil {
