@@ -21,6 +21,7 @@ import (
 	"github.com/agentry-dev/agentry/compose/routes"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/ide/idecontext"
 	"github.com/agentry-dev/agentry/internal/envredact"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
@@ -80,8 +81,13 @@ type Options struct {
 	// PreCompress is the PreCompress hook point, run before every
 	// compression attempt (see runtime.CompressionConfig).
 	PreCompress func(ctx context.Context, trigger string) error
-	// Sources add context to every request (for example an IDE's state).
+	// Sources add context to every request.
 	Sources []processors.ContextSource
+	// IDE, when set, is the IDE companion's connection: each prompt of the
+	// session goes with the editor's context as gemini-cli sends it (see
+	// ide/idecontext). Subagents' child sessions do not get it, as in
+	// gemini-cli. nil means no IDE, at no cost.
+	IDE idecontext.IDE
 	// HTTPClient is used for model APIs when set.
 	HTTPClient *http.Client
 	// Now and NewID make time and ids deterministic in tests.
@@ -179,7 +185,12 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	// The one explicit order of the chain: content, then masking, then
 	// routing.
 	chain := processors.NewChain(content, runtime.MaskingProcessor(masker, st.svc, rec), routing.NewProcessor(routes))
+	var prompt runtime.PromptContext
+	if opts.IDE != nil && opts.child == nil {
+		prompt = idecontext.New(opts.IDE)
+	}
 	sess, err := runtime.New(ctx, runtime.Config{
+		PromptContext: prompt,
 		SessionID:     st.id,
 		TempDir:       s.TempDir(),
 		Workspace:     ws.Root(),
