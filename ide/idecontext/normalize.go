@@ -97,6 +97,14 @@ func cutSelection(s string) string {
 	}
 	units := 0
 	for i := 0; i < len(s); {
+		if s[i] < utf8.RuneSelf {
+			if units == MaxSelectedText {
+				return s[:i] + TruncatedSuffix
+			}
+			units++
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		w := 1
 		if r > 0xFFFF {

@@ -30,7 +30,7 @@ func Full(c idewire.Context) string {
 	if active == nil && others == 0 {
 		return ""
 	}
-	w := newWriter()
+	w := newWriter(FullHeader, files)
 	w.open('{')
 	if active != nil {
 		w.key("activeFile")
@@ -48,7 +48,7 @@ func Full(c idewire.Context) string {
 		w.close(']')
 	}
 	w.close('}')
-	return w.text(FullHeader)
+	return w.text()
 }
 
 // Delta returns gemini-cli's delta form between the normalised context
@@ -58,7 +58,7 @@ func Full(c idewire.Context) string {
 func Delta(last, cur idewire.Context) string {
 	lastFiles, curFiles := openFiles(last), openFiles(cur)
 	lastPaths, curPaths := uniquePaths(lastFiles), uniquePaths(curFiles)
-	w := newWriter()
+	w := newWriter(DeltaHeader, curFiles)
 	w.open('{')
 	w.key("changes")
 	w.open('{')
@@ -121,7 +121,7 @@ func Delta(last, cur idewire.Context) string {
 	}
 	w.close('}')
 	w.close('}')
-	return w.text(DeltaHeader)
+	return w.text()
 }
 
 func openFiles(c idewire.Context) []idewire.File {
@@ -180,7 +180,17 @@ type writer struct {
 	first bool
 }
 
-func newWriter() *writer { return &writer{b: make([]byte, 0, 256)} }
+// newWriter returns a writer that has written header and the opening
+// fence, its buffer sized for the files' paths and selections.
+func newWriter(header string, files []idewire.File) *writer {
+	n := len(header) + 512
+	for _, f := range files {
+		n += len(f.Path) + 16 + len(f.SelectedText) + len(f.SelectedText)/8
+	}
+	w := &writer{b: make([]byte, 0, n)}
+	w.b = append(append(w.b, header...), "\n```json\n"...)
+	return w
+}
 
 func (w *writer) newline() {
 	w.b = append(w.b, '\n')
@@ -251,6 +261,10 @@ func (w *writer) file(path string, c *idewire.Cursor, sel string) {
 // U+2029 and HTML characters as they are), a byte that is not UTF-8 as
 // U+FFFD, and a lone surrogate in WTF-8 form as \udXXX.
 func (w *writer) str(s string) {
+	if indexSurrogate(s) < 0 {
+		w.b = jsonstr.Append(w.b, s, jsonstr.JS)
+		return
+	}
 	w.b = append(w.b, '"')
 	for {
 		i := indexSurrogate(s)
@@ -290,13 +304,8 @@ func indexSurrogate(s string) int {
 	}
 }
 
-// text is gemini-cli's contextParts joined with "\n".
-func (w *writer) text(header string) string {
-	var b strings.Builder
-	b.Grow(len(header) + len(w.b) + 16)
-	b.WriteString(header)
-	b.WriteString("\n```json\n")
-	b.Write(w.b)
-	b.WriteString("\n```")
-	return b.String()
+// text is gemini-cli's contextParts joined with "\n": the header, the
+// fences and the JSON between them.
+func (w *writer) text() string {
+	return string(append(w.b, "\n```"...))
 }
