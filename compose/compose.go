@@ -86,7 +86,8 @@ type Options struct {
 	// IDE, when set, is the IDE companion's connection: each prompt of the
 	// session goes with the editor's context as gemini-cli sends it (see
 	// ide/idecontext). Subagents' child sessions do not get it, as in
-	// gemini-cli. nil means no IDE, at no cost.
+	// gemini-cli. nil means no IDE, at no cost (an interface holding a nil
+	// pointer is not nil: leave the field unset instead).
 	IDE idecontext.IDE
 	// HTTPClient is used for model APIs when set.
 	HTTPClient *http.Client
