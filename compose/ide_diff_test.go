@@ -38,7 +38,7 @@ func (w waitingHuman) Approve(ctx context.Context, _ runtime.ApprovalRequest) (r
 	return runtime.Cancel, context.Cause(ctx)
 }
 
-// TestIDEDiffs: Options.IDE puts the IDE's diff before the session's
+// TestIDEDiffs: Options.IDEDiffs puts the IDE's diff before the session's
 // approver for write_file in the default mode, and only with an approver
 // and in the default mode.
 func TestIDEDiffs(t *testing.T) {
@@ -63,7 +63,7 @@ func TestIDEDiffs(t *testing.T) {
 			)
 			ide := &acceptingIDE{content: "mine\n", shown: make(chan string, 1)}
 			h := waitingHuman{withdrawn: make(chan struct{}, 1)}
-			opts := Options{Resolver: fixedResolver{B: b}, IDE: ide}
+			opts := Options{Resolver: fixedResolver{B: b}, IDEDiffs: ide}
 			if tc.approver {
 				opts.Approver = h
 			}
