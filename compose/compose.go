@@ -21,6 +21,8 @@ import (
 	"github.com/agentry-dev/agentry/compose/routes"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/hooks"
+	"github.com/agentry-dev/agentry/ide/idecontext"
+	"github.com/agentry-dev/agentry/ide/idediff"
 	"github.com/agentry-dev/agentry/internal/envredact"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
@@ -57,6 +59,18 @@ type Options struct {
 	Record *llm.RecordSink
 	// Approver asks a human about calls that need one; nil denies them.
 	Approver runtime.Approver
+	// IDEDiffs, when set with an Approver, shows write_file and replace
+	// confirmations as diffs in the user's IDE, racing the Approver
+	// (package ide/idediff); the session and its subagents ask through
+	// it. Without an Approver (a batch run) no diff opens, as in
+	// gemini-cli. Leave it nil for a session served over A2A (its
+	// Approver a protocol.SharedApprover or the server's): the server
+	// does not withdraw a call it parked when its approver's context
+	// ends, so an IDE answer would leave the task waiting; wrap the
+	// terminal's approver given to protocol.WithLocalApprover in
+	// idediff.New instead, whose answer the server takes as the
+	// terminal's.
+	IDEDiffs idediff.Differ
 	// SessionService stores the conversation; default in-memory.
 	SessionService session.Service
 	// Plugins run after the processor chain.
@@ -80,8 +94,14 @@ type Options struct {
 	// PreCompress is the PreCompress hook point, run before every
 	// compression attempt (see runtime.CompressionConfig).
 	PreCompress func(ctx context.Context, trigger string) error
-	// Sources add context to every request (for example an IDE's state).
+	// Sources add context to every request.
 	Sources []processors.ContextSource
+	// IDEContext, when set, is the IDE companion's connection: each prompt of the
+	// session goes with the editor's context as gemini-cli sends it (see
+	// ide/idecontext). Subagents' child sessions do not get it, as in
+	// gemini-cli. nil means no IDE, at no cost (an interface holding a nil
+	// pointer is not nil: leave the field unset instead).
+	IDEContext idecontext.IDE
 	// HTTPClient is used for model APIs when set.
 	HTTPClient *http.Client
 	// Now and NewID make time and ids deterministic in tests.
@@ -134,6 +154,9 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
+	if opts.Approver != nil && opts.IDEDiffs != nil {
+		opts.Approver = idediff.New(opts.Approver, opts.IDEDiffs, idediff.WithMode(policy.Mode), idediff.WithLogger(logger(opts)))
+	}
 	memoryConfig, content, err := contextContent(s, ws, opts)
 	if err != nil {
 		return nil, err
@@ -179,7 +202,12 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	// The one explicit order of the chain: content, then masking, then
 	// routing.
 	chain := processors.NewChain(content, runtime.MaskingProcessor(masker, st.svc, rec), routing.NewProcessor(routes))
+	var prompt runtime.PromptContext
+	if opts.IDEContext != nil && opts.child == nil {
+		prompt = idecontext.New(opts.IDEContext)
+	}
 	sess, err := runtime.New(ctx, runtime.Config{
+		PromptContext: prompt,
 		SessionID:     st.id,
 		TempDir:       s.TempDir(),
 		Workspace:     ws.Root(),

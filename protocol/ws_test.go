@@ -195,7 +195,7 @@ func (w *wsConn) next() wsFrame {
 			w.t.Fatalf("connection closed (%d %q) while a frame was expected", w.status, w.reason)
 		}
 		return f
-	case <-time.After(30 * time.Second):
+	case <-time.After(2 * time.Minute):
 		w.t.Fatal("no frame from the server")
 	}
 	return wsFrame{}
@@ -885,7 +885,9 @@ func flood(t *testing.T, model gatedModel, fast *wsConn) {
 
 func TestWSSlowClientIsClosedAndOthersGoOn(t *testing.T) {
 	model := gatedModel{chunks: floodChunks(), next: make(chan struct{})}
-	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 16, WriteTimeout: time.Minute}))
+	// No pings and no write timeout: under a loaded machine the flood may
+	// outlast either, and only the queue's bound is under test.
+	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 16, WriteTimeout: time.Hour, PingInterval: -1}))
 	h.resolver = model
 	sh := adopt(t, h, nil)
 	stuck := sh.dialWS(t, dialOpts{noRead: true})
@@ -902,7 +904,9 @@ func TestWSStalledWriteDropsTheClient(t *testing.T) {
 	// write timeout can drop it: the server's write to it stalls once the
 	// kernel's buffers are full.
 	model := gatedModel{chunks: floodChunks(), next: make(chan struct{})}
-	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 1 << 16, WriteTimeout: 2 * time.Second}))
+	// No pings: a stuck client answers none, and only the write
+	// timeout may drop it however long the flood takes.
+	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 1 << 16, WriteTimeout: 2 * time.Second, PingInterval: -1}))
 	h.resolver = model
 	sh := adopt(t, h, nil)
 	stuck := sh.dialWS(t, dialOpts{noRead: true})
@@ -1081,7 +1085,9 @@ func TestWSCloseDeliversWhatIsQueued(t *testing.T) {
 	}
 	model := gatedModel{chunks: chunks, next: make(chan struct{})}
 	close(model.next)
-	h := newHarness(t, nil, wsOpts(protocol.WSConfig{WriteTimeout: time.Minute}))
+	// No pings and no write timeout: the client behind reads nothing
+	// until the shutdown, however long the turn takes.
+	h := newHarness(t, nil, wsOpts(protocol.WSConfig{WriteTimeout: time.Hour, PingInterval: -1}))
 	h.resolver = model
 	sh := adopt(t, h, nil)
 	behind := sh.dialWS(t, dialOpts{noRead: true})

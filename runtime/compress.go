@@ -71,6 +71,7 @@ func (s *Session) Compress(ctx context.Context) (CompressionInfo, error) {
 		return info, fmt.Errorf("compress session %s: %w", s.cfg.sessionID, err)
 	}
 	if info.Status == compression.StatusCompressed {
+		s.historyRewritten()
 		st := &stream{id: s.cfg.newID()}
 		s.emit(st, Event{Type: EventCustom, Custom: &Custom{Kind: CustomChatCompressed, Data: map[string]any{
 			"originalTokenCount": info.OriginalTokens,

@@ -88,6 +88,9 @@ type Config struct {
 	// session's guard: a first loop in a prompt gets a recovery turn, a
 	// second ends the stream with a LOOP_DETECTED warning.
 	LoopDetection *LoopConfig
+	// PromptContext, when set, supplies context that goes into the
+	// history with each prompt, ahead of it (the IDE's editor context).
+	PromptContext PromptContext
 	// Plugins run after the processor chain, the session's own guard and
 	// loop detection: hooks, telemetry.
 	Plugins []*plugin.Plugin
@@ -284,7 +287,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	return &Session{
 		cfg: sc, runner: r, svc: svc, dispatch: dispatch, log: log, rec: rec, compressor: compressor, chain: chain,
-		tel: cfg.Telemetry, hooks: hb,
+		tel: cfg.Telemetry, hooks: hb, promptCtx: cfg.PromptContext,
 		streams: NewStreamQueue(ctx, sc.now),
 	}, nil
 }

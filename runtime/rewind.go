@@ -108,6 +108,7 @@ func (s *Session) Rewind(ctx context.Context, messageID string) (RewindResult, e
 	if s.compressor != nil {
 		s.compressor.Reset()
 	}
+	s.historyRewritten()
 	st := &stream{id: s.cfg.newID()}
 	s.emit(st, Event{Type: EventSessionUpdate, SessionUpdate: &SessionUpdate{
 		Model:  s.dispatch.Model(),

@@ -42,6 +42,7 @@ type Session struct {
 	compressor *compress.Compressor // nil without compression
 	chain      *processors.Chain    // nil without request processors
 	hooks      *hookbridge.Bridge   // nil without hooks
+	promptCtx  PromptContext        // nil without one
 	tel        *telemetry.Telemetry
 
 	// streams runs the session's streams and keeps its event log: ids,
@@ -181,8 +182,11 @@ func (s *Session) run(st *stream) {
 		}})
 	}
 	s.emit(st, Event{Type: EventMessage, Meta: st.meta, Message: &Message{Role: RoleUser, Content: userDisplay(st)}})
+	// The prompt's context (the editor's) is taken before it is recorded,
+	// and goes ahead of it once the hooks have seen the prompt alone.
+	promptParts := s.promptContext(st.ctx)
 	if s.rec != nil {
-		s.rec.User(st.content, st.display)
+		s.rec.User(recordedPrompt(promptParts, st))
 	}
 	s.emit(st, Event{Type: EventAgentStart})
 
@@ -233,6 +237,7 @@ func (s *Session) run(st *stream) {
 			return
 		}
 	}
+	content = withPromptParts(promptParts, content)
 	stopHookActive := false
 	for {
 		// Each invocation has its own context, so that a first loop
@@ -276,12 +281,12 @@ func (s *Session) run(st *stream) {
 				break
 			}
 			stopHookActive = true
-			content = next
+			content = withPromptParts(s.promptContext(ctx), next)
 			continue
 		}
 		s.settle()
 		s.closeDanglingCalls(st, tr, restart.cause, nil)
-		content = restart.next
+		content = withPromptParts(s.promptContext(ctx), restart.next)
 	}
 	s.settle()
 	s.finish(st, ss, tr, runErr)

@@ -97,6 +97,10 @@ func (ss *streamState) Approver() Approver { return ss.session.cfg.approver }
 
 // Custom implements handle.Stream.
 func (ss *streamState) Custom(kind string, data map[string]any) {
+	if kind == CustomChatCompressed {
+		// The compression plugin rewrote the stored history.
+		ss.session.historyRewritten()
+	}
 	ss.Emit(Event{Type: EventCustom, Custom: &Custom{Kind: kind, Data: data}})
 }
 

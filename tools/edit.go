@@ -119,9 +119,14 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if err := t.ws.writeFile(e.abs, []byte(e.final)); err != nil {
 		return Result{}, err
 	}
+	// gemini-cli 0.61.0's words for content the user changed, last.
+	var modified string
+	if modifiedByUser(call.Args) {
+		modified = " The confirmation step modified the `new_string` content to be: " + argString(call.Args, "new_string") + "."
+	}
 	if e.isNew {
 		return Result{
-			LLMContent: fmt.Sprintf("Created new file: %s with provided content. Here is the updated code:\n%s", e.abs, e.final),
+			LLMContent: fmt.Sprintf("Created new file: %s with provided content. Here is the updated code:\n%s", e.abs, e.final) + modified,
 			Display:    "Created " + t.ws.display(e.abs),
 			Diff:       newFileDiff(e.abs, "", e.final),
 			Data:       map[string]any{"path": e.abs, "isNewFile": true, "occurrences": 1},
@@ -130,7 +135,7 @@ func (t *editTool) Execute(ctx context.Context, call Call) (Result, error) {
 	diff := newFileDiff(e.abs, e.original, e.final)
 	return Result{
 		LLMContent: fmt.Sprintf("Successfully modified file: %s (%d replacements). Here is the updated code:\n%s",
-			e.abs, e.occurrences, diffSnippet(e.current, e.updated, snippetContextLines)),
+			e.abs, e.occurrences, diffSnippet(e.current, e.updated, snippetContextLines)) + modified,
 		Display: fmt.Sprintf("%s: %d added, %d removed", t.ws.display(e.abs), diff.LinesAdded, diff.LinesRemoved),
 		Diff:    diff,
 		Data:    map[string]any{"path": e.abs, "isNewFile": false, "occurrences": e.occurrences},

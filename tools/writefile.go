@@ -69,6 +69,10 @@ func (t *writeFileTool) Execute(ctx context.Context, call Call) (Result, error) 
 	} else {
 		msg = fmt.Sprintf("Successfully overwrote file: %s.", w.abs)
 	}
+	if modifiedByUser(call.Args) {
+		// gemini-cli's words, after the first sentence.
+		msg += " User modified the `content` to be: " + argString(call.Args, "content")
+	}
 	msg += " Here is the updated code:\n" + diffSnippet(w.before, w.final, snippetContextLines)
 	return Result{
 		LLMContent: msg,

@@ -49,13 +49,18 @@ func (s *Summary) AddUserEvent(at time.Time, c *genai.Content) {
 }
 
 // promptText is the text of a user content: its text parts, one a line;
-// "" for a content without text (none, or a function response).
+// "" for a content without text (none, or a function response). The
+// editor's context that goes ahead of a prompt (ide/idecontext) is not
+// the user's text and is left out.
 func promptText(c *genai.Content) string {
 	if c == nil {
 		return ""
 	}
 	var b strings.Builder
-	for _, p := range c.Parts {
+	for i, p := range c.Parts {
+		if i == 0 && p != nil && editorContext(p.Text) {
+			continue
+		}
 		if p != nil && p.Text != "" {
 			if b.Len() > 0 {
 				b.WriteString("\n")
@@ -64,4 +69,11 @@ func promptText(c *genai.Content) string {
 		}
 	}
 	return b.String()
+}
+
+// editorContext reports whether text is the editor's context in one of
+// gemini-cli's two forms (ide/idecontext's FullHeader and DeltaHeader).
+func editorContext(text string) bool {
+	return strings.HasPrefix(text, "Here is the user's editor context as a JSON object. This is for your information only.\n```json\n") ||
+		strings.HasPrefix(text, "Here is a summary of changes in the user's editor context, in JSON format. This is for your information only.\n```json\n")
 }
