@@ -237,7 +237,8 @@ type Client struct {
 	status  Status
 	pending map[string]*pendingDiff // by file path
 	ideCtx  idewire.Context
-	seq     uint64
+	seq     uint64 // accepted updates
+	cleared bool   // the store was cleared since the last update
 }
 
 // link is one MCP session with a companion.
@@ -521,14 +522,16 @@ func (c *Client) failPendingLocked(err error) {
 	}
 }
 
-// clearContextLocked empties the context store, counting it as a change
-// when there was a context. c.mu must be held.
+// clearContextLocked empties the context store, as gemini-cli clears its
+// store on disconnecting: Context reports (zero, 0) until the next update,
+// whose counter still follows the last one, so that no value is ever
+// reused. c.mu must be held.
 func (c *Client) clearContextLocked() {
-	if c.ideCtx.WorkspaceState == nil {
+	if c.seq == 0 || c.cleared {
 		return
 	}
 	c.ideCtx = idewire.Context{}
-	c.seq++
+	c.cleared = true
 	c.signal()
 }
 
@@ -540,19 +543,25 @@ func (c *Client) signal() {
 }
 
 // Context returns the editor's latest context as the companion sent it
-// (not normalised: see package idecontext) and a counter that grows on
-// each accepted ide/contextUpdate and when the context is cleared because
-// the connection was lost; (zero, 0) before any. Refused notifications
-// (larger than MaxContextBytes, more than MaxContextFiles files, not an
-// IdeContext) change neither. The result is the caller's to modify.
+// (not normalised: see package idecontext) and a counter that grows with
+// each accepted ide/contextUpdate; (zero, 0) while there is none: before
+// the first update, and from the loss of the connection (or Close) to the
+// next update, as gemini-cli clears its store. The counter never repeats
+// a value. Refused notifications (larger than MaxContextBytes, more than
+// MaxContextFiles files, not an IdeContext) change nothing. The result is
+// the caller's to modify.
 func (c *Client) Context() (idewire.Context, uint64) {
 	c.mu.Lock()
 	v, n := c.ideCtx, c.seq
+	if c.cleared {
+		n = 0
+	}
 	c.mu.Unlock()
 	return cloneContext(v), n
 }
 
-// Changed is signalled (buffered 1) on each change Context reports.
+// Changed is signalled (buffered 1) on each change Context reports: an
+// accepted update, and the store cleared.
 func (c *Client) Changed() <-chan struct{} { return c.changed }
 
 // CanDiff reports whether the client is connected and the companion lists
@@ -777,6 +786,7 @@ func (c *Client) onNotify(l *link, method string, params json.RawMessage) {
 		}
 		c.ideCtx = v
 		c.seq++
+		c.cleared = false
 		c.signal()
 	case idewire.NotifyDiffAccepted:
 		var n idewire.DiffAccepted
