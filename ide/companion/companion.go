@@ -77,6 +77,9 @@ type Config struct {
 	// AfterFunc starts a timer that calls f after d and returns the
 	// function that stops it; nil is time.AfterFunc's. Tests give a fake.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	// Middleware wraps the handling of what clients send (tracing,
+	// metrics); it runs after the token and Host checks.
+	Middleware []mcp.Middleware
 	// Logger receives refused requests and failed sends; nil is
 	// slog.Default().
 	Logger *slog.Logger

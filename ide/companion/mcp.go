@@ -28,6 +28,7 @@ func (s *Server) newMCPServer() *mcp.Server {
 		Name:        idewire.ToolCloseDiff,
 		Description: "(IDE Tool) Close an open diff view for a specific file.",
 	}, s.closeDiff)
+	srv.AddReceivingMiddleware(s.cfg.Middleware...)
 	return srv
 }
 
