@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf16"
 
@@ -114,5 +118,73 @@ func TestCompanionHugeSelection(t *testing.T) {
 		if n > companionMaxSelection || n < companionMaxSelection-1 || !strings.HasPrefix(sel, body) {
 			t.Errorf("%q: the cut selection has %d UTF-16 units, want %d (or one less before a pair)", unit, n, companionMaxSelection)
 		}
+	}
+}
+
+// TestIDECompanionCommand: `agentry ide companion` writes its ready line,
+// prints the discovery file and the terminal environment on stderr (never
+// the token), answers a bad line with an error line, and at EOF on stdin
+// exits 0 having removed the file; a SIGTERM does the same.
+func TestIDECompanionCommand(t *testing.T) {
+	for _, how := range []string{"eof", "sigterm"} {
+		t.Run(how, func(t *testing.T) {
+			tmp := t.TempDir()
+			t.Setenv("TMPDIR", tmp)
+			ws := t.TempDir()
+			inR, inW := io.Pipe()
+			outR, outW := io.Pipe()
+			var errb bytes.Buffer
+			in := &interrupts{c: make(chan os.Signal, 1)}
+			exit := -1
+			root := newRoot(stdio{in: inR, out: outW, err: &errb}, in, &exit)
+			root.SetArgs([]string{"ide", "companion", "--workspace", ws, "--pid", "4242"})
+			done := make(chan error, 1)
+			go func() { done <- root.ExecuteContext(t.Context()); outW.Close() }()
+
+			lines := bufio.NewScanner(outR)
+			if !lines.Scan() {
+				t.Fatalf("no ready line; stderr: %s", errb.String())
+			}
+			var ready companionOut
+			if err := json.Unmarshal(lines.Bytes(), &ready); err != nil || ready.Type != "ready" || ready.Port == 0 {
+				t.Fatalf("first line %s (%v)", lines.Bytes(), err)
+			}
+			if filepath.Dir(ready.File) != filepath.Join(tmp, "gemini", "ide") || filepath.Base(ready.File) != idewire.FileName(4242, ready.Port) {
+				t.Fatalf("discovery file %s", ready.File)
+			}
+			b, err := os.ReadFile(ready.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var d idewire.Discovery
+			if err := json.Unmarshal(b, &d); err != nil || d.AuthToken == "" || d.WorkspacePath != ws {
+				t.Fatalf("discovery file %s (%v)", b, err)
+			}
+			fmt.Fprintln(inW, `{"type":"focused","path":"relative"}`)
+			if !lines.Scan() || !strings.Contains(lines.Text(), `"type":"error","line":1`) {
+				t.Fatalf("after a bad line: %s", lines.Text())
+			}
+			if how == "eof" {
+				inW.Close()
+			} else {
+				in.c <- syscall.SIGTERM
+			}
+			if err := <-done; err != nil || exit != 0 {
+				t.Fatalf("exit %d, %v; stderr: %s", exit, err, errb.String())
+			}
+			if _, err := os.Stat(ready.File); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the discovery file outlived the command: %v", err)
+			}
+			stderr := errb.String()
+			for _, want := range []string{ready.File, fmt.Sprintf("GEMINI_CLI_IDE_SERVER_PORT=%d\n", ready.Port), "GEMINI_CLI_IDE_WORKSPACE_PATH=" + ws + "\n"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if strings.Contains(stderr, d.AuthToken) {
+				t.Errorf("stderr holds the token:\n%s", stderr)
+			}
+			inW.Close()
+		})
 	}
 }
