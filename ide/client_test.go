@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentry-dev/agentry/ide"
+	"github.com/agentry-dev/agentry/ide/companion"
 	"github.com/agentry-dev/agentry/ide/idecontext"
 	"github.com/agentry-dev/agentry/ide/idediff"
 	"github.com/agentry-dev/agentry/ide/idewire"
@@ -797,5 +799,166 @@ func TestReconnectThroughDiscover(t *testing.T) {
 		if h != "Bearer token-2" {
 			t.Fatalf("the new companion got Authorization %q", h)
 		}
+	}
+}
+
+// agentryEditor is the editor behind agentry's companion in the tests.
+type agentryEditor struct {
+	opened chan idewire.OpenDiffArgs
+	closed chan string
+}
+
+func (e *agentryEditor) OpenDiff(path, content string) error {
+	e.opened <- idewire.OpenDiffArgs{FilePath: path, NewContent: content}
+	return nil
+}
+func (e *agentryEditor) CloseDiff(path string) { e.closed <- path }
+
+// goldenCall is one MCP message as ide/companion's golden file of
+// gemini-cli's calls records it.
+type goldenCall struct {
+	Method  string   `json:"method"`
+	Tool    string   `json:"tool,omitempty"`
+	ArgKeys []string `json:"argKeys,omitempty"`
+}
+
+// TestAgentryCompanion: the client against agentry's own companion
+// (package ide/companion) over real HTTP: it makes the MCP calls
+// gemini-cli 0.61.0 makes for an edit (ide/companion's golden file of
+// them), gets the context and the accepted content, closes a diff, and
+// reconnects when the companion is replaced by another.
+func TestAgentryCompanion(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		calls []goldenCall
+	)
+	record := func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			c := goldenCall{Method: method}
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok {
+				c.Tool = p.Name
+				var args map[string]json.RawMessage
+				_ = json.Unmarshal(p.Arguments, &args)
+				for k := range args {
+					c.ArgKeys = append(c.ArgKeys, k)
+				}
+				slices.Sort(c.ArgKeys)
+			}
+			mu.Lock()
+			calls = append(calls, c)
+			mu.Unlock()
+			return next(ctx, method, req)
+		}
+	}
+	ed := &agentryEditor{opened: make(chan idewire.OpenDiffArgs, 4), closed: make(chan string, 4)}
+	start := func() *companion.Server {
+		srv, err := companion.New(companion.Config{Workspace: []string{ws}, Editor: ed, Dir: t.TempDir(),
+			IDEInfo: &idewire.IDEInfo{Name: "agentry", DisplayName: "agentry companion"}, Middleware: []mcp.Middleware{record}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close() })
+		return srv
+	}
+	endpoint := func(srv *companion.Server) ide.Endpoint {
+		return ide.Endpoint{Port: srv.Port(), Token: srv.Token(), File: srv.File(),
+			IDE: &idewire.IDEInfo{Name: "agentry", DisplayName: "agentry companion"}}
+	}
+	srv := start()
+	var (
+		cur    = srv
+		timers proctest.Timers
+	)
+	rediscover := func() (ide.Endpoint, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return endpoint(cur), nil
+	}
+	cl := connect(t, endpoint(srv), ide.WithRediscover(rediscover),
+		ide.WithBackOff(func() backoff.BackOff { return backoff.NewConstantBackOff(time.Second) }),
+		ide.WithAfter(timers.After))
+	if !cl.CanDiff() {
+		t.Fatal("CanDiff = false against agentry's companion")
+	}
+
+	// The companion greets a session with its context, then sends changes.
+	waitChanged(t, cl)
+	path := filepath.Join(ws, "main.go")
+	srv.SetContext(ctxWith(file(path, 7)))
+	waitChanged(t, cl)
+	if v, n := cl.Context(); n != 2 || v.WorkspaceState == nil || v.WorkspaceState.OpenFiles[0].Path != path {
+		t.Errorf("Context = %+v, %d", v.WorkspaceState, n)
+	}
+
+	// An edit accepted with other content, as gemini-cli's scenario.
+	res := make(chan ide.DiffOutcome, 1)
+	go func() {
+		out, err := cl.OpenDiff(t.Context(), path, "package main\n")
+		if err != nil {
+			t.Error(err)
+		}
+		res <- out
+	}()
+	if got := recv(t, ed.opened); got != (idewire.OpenDiffArgs{FilePath: path, NewContent: "package main\n"}) {
+		t.Fatalf("the editor got %+v", got)
+	}
+	if err := srv.AcceptDiff(path, "package main // accepted\n"); err != nil {
+		t.Fatal(err)
+	}
+	if out := recv(t, res); out != (ide.DiffOutcome{Accepted: true, Content: "package main // accepted\n"}) {
+		t.Fatalf("OpenDiff = %+v", out)
+	}
+	golden, err := os.ReadFile(filepath.Join("companion", "testdata", "gemini-cli-calls.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []goldenCall
+	if err := json.Unmarshal(golden, &want); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got, _ := json.Marshal(calls)
+	mu.Unlock()
+	if wantJSON, _ := json.Marshal(want); string(got) != string(wantJSON) {
+		t.Errorf("agentry's MCP calls %s, gemini-cli's %s", got, wantJSON)
+	}
+
+	// The terminal answered first: the editor's view is closed with its content.
+	go func() {
+		_, err := cl.OpenDiff(t.Context(), path, "package main\n\nfunc main() {}\n")
+		if !errors.Is(err, ide.ErrDiffClosed) {
+			t.Errorf("OpenDiff ended by CloseDiff = %v", err)
+		}
+		res <- ide.DiffOutcome{}
+	}()
+	recv(t, ed.opened)
+	if err := srv.UpdateDiff(path, "edited in the view\n"); err != nil {
+		t.Fatal(err)
+	}
+	content, err := cl.CloseDiff(t.Context(), path)
+	if err != nil || content == nil || *content != "edited in the view\n" {
+		t.Fatalf("CloseDiff = %v, %v", content, err)
+	}
+	if p := recv(t, ed.closed); p != path {
+		t.Fatalf("the editor closed %s", p)
+	}
+	recv(t, res)
+
+	// The companion is replaced by another (a new port and token).
+	next := start()
+	mu.Lock()
+	cur = next
+	mu.Unlock()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	timers.Fire(t, time.Second)
+	proctest.Eventually(t, "the client to reconnect", func() bool { return cl.Status().State == ide.Connected })
+	if next.Port() == srv.Port() || !cl.CanDiff() {
+		t.Errorf("reconnected to port %d (old %d), CanDiff %v", next.Port(), srv.Port(), cl.CanDiff())
 	}
 }
