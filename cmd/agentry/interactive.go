@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentry-dev/agentry/compression"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/ide"
+	"github.com/agentry-dev/agentry/ide/idediff"
 	"github.com/agentry-dev/agentry/prompthist"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/runtime"
@@ -154,9 +156,31 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	if f.a2aPort >= 0 {
 		sessApprover = shared
 	}
+	// The IDE companion's connection, made at start with ide.enabled or
+	// by /ide enable: the editor's context goes with every prompt, and
+	// edits are shown as diffs in the editor, racing the terminal's
+	// dialog (served, the terminal's approver is the one wrapped: the
+	// server takes the IDE's answer as the terminal's).
+	conn := &ideConn{log: slog.Default(), discover: func() (ide.Endpoint, error) {
+		ep, _, err := ide.Discover(ide.DiscoverOptions{Cwd: settings.Workspace})
+		return ep, err
+	}}
+	defer conn.Close()
+	if settings.IDE.Enabled {
+		go func() {
+			if err := conn.Enable(ctx); err != nil {
+				slog.Debug("ide: no connection at start", "err", err)
+			}
+		}()
+	}
+	var ideDiffs idediff.Differ = conn
+	if f.a2aPort >= 0 {
+		ideDiffs = nil
+	}
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
 			SessionID: id, SessionService: store, Approver: sessApprover, RemoteAgents: remote.Invokers,
+			IDEContext: conn, IDEDiffs: ideDiffs,
 		})
 	}
 	first, err := open(ctx, f.sessionID)
@@ -175,7 +199,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	)
 	if f.a2aPort >= 0 {
 		turns = make(chan tui.Turn, maxPendingTurns)
-		if served, err = serveRun(ctx, settings, first, f.a2aPort, io, "agentry", protocol.WithApprover(shared), protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
+		if served, err = serveRun(ctx, settings, first, f.a2aPort, io, "agentry", protocol.WithApprover(shared), protocol.WithLocalApprover(idediff.New(approver, conn, idediff.WithMode(func() runtime.ApprovalMode { return cur.get().ApprovalMode() }))), protocol.WithTurns(turnsTo(turns))); err != nil {
 			return p.fail(err)
 		}
 		defer served.stop()
@@ -203,7 +227,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	if err != nil {
 		return p.fail(err)
 	}
-	ideCmd := &ideSlash{settings: settings, enabled: settings.IDE.Enabled, discover: func() (ide.Endpoint, *ide.Report, error) {
+	ideCmd := &ideSlash{settings: settings, enabled: settings.IDE.Enabled, link: conn, discover: func() (ide.Endpoint, *ide.Report, error) {
 		return ide.Discover(ide.DiscoverOptions{Cwd: settings.Workspace})
 	}}
 	reg, err := commands.New(commands.Config{
@@ -288,7 +312,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 				return nil, err
 			}
 			if served != nil {
-				if err := served.srv.Adopt(next, settings.Workspace, protocol.WithApprover(shared), protocol.WithLocalApprover(approver), protocol.WithTurns(turnsTo(turns))); err != nil {
+				if err := served.srv.Adopt(next, settings.Workspace, protocol.WithApprover(shared), protocol.WithLocalApprover(idediff.New(approver, conn, idediff.WithMode(func() runtime.ApprovalMode { return cur.get().ApprovalMode() }))), protocol.WithTurns(turnsTo(turns))); err != nil {
 					next.Close()
 					return nil, err
 				}
