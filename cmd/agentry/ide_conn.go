@@ -34,6 +34,15 @@ var (
 	_ ideLink        = (*ideConn)(nil)
 )
 
+// newIDEConn is the connection of a session working in workspace, which
+// discovery checks against the IDE's.
+func newIDEConn(workspace string) *ideConn {
+	return &ideConn{log: slog.Default(), discover: func() (ide.Endpoint, error) {
+		ep, _, err := ide.Discover(ide.DiscoverOptions{Cwd: workspace})
+		return ep, err
+	}}
+}
+
 func (i *ideConn) client() (*ide.Client, uint64) {
 	i.mu.Lock()
 	defer i.mu.Unlock()

@@ -161,10 +161,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	// edits are shown as diffs in the editor, racing the terminal's
 	// dialog (served, the terminal's approver is the one wrapped: the
 	// server takes the IDE's answer as the terminal's).
-	conn := &ideConn{log: slog.Default(), discover: func() (ide.Endpoint, error) {
-		ep, _, err := ide.Discover(ide.DiscoverOptions{Cwd: settings.Workspace})
-		return ep, err
-	}}
+	conn := newIDEConn(settings.Workspace)
 	defer conn.Close()
 	if settings.IDE.Enabled {
 		go func() {

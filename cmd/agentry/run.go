@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -188,7 +189,22 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		}
 	}
 
-	sess, err := compose.FromSettings(ctx, settings, compose.Options{SessionID: f.sessionID, Record: record, SessionService: store, RemoteAgents: remote.Invokers})
+	opts := compose.Options{SessionID: f.sessionID, Record: record, SessionService: store, RemoteAgents: remote.Invokers}
+	if settings.IDE.Enabled {
+		// As gemini-cli with ide.enabled: the IDE companion is connected in
+		// the background, and the editor's context goes with the prompt
+		// when the connection is up by then. A run asks nobody, so no
+		// diff is opened.
+		conn := newIDEConn(settings.Workspace)
+		defer conn.Close()
+		go func() {
+			if err := conn.Enable(ctx); err != nil {
+				slog.Debug("ide: no connection", "err", err)
+			}
+		}()
+		opts.IDEContext = conn
+	}
+	sess, err := compose.FromSettings(ctx, settings, opts)
 	if err != nil {
 		return p.fail(err)
 	}
