@@ -161,6 +161,17 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 	if err := checkTaskContext(m, t.task); err != nil {
 		return err
 	}
+	if t.task.Status.State.Terminal() {
+		// Ended, and announced, but not yet dropped from the live tasks:
+		// a client told the end may answer before that.
+		if hasConf {
+			if opt, done := t.answered[conf.ToolCallID]; done {
+				return a2a.NewError(a2a.ErrInvalidRequest, fmt.Sprintf(
+					"tool call %s of task %s was already answered (%s%s), and the task has ended since; this confirmation was ignored", conf.ToolCallID, t.id, opt, t.by(conf.ToolCallID)))
+			}
+		}
+		return finishedTask(t.id, t.task)
+	}
 	if t.waiting == nil {
 		if hasConf {
 			if opt, done := t.answered[conf.ToolCallID]; done {

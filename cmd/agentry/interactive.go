@@ -199,6 +199,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 		if served, err = serveRun(ctx, settings, first, f.a2aPort, io, "agentry", protocol.WithApprover(shared), protocol.WithLocalApprover(idediff.New(approver, conn, idediff.WithMode(func() runtime.ApprovalMode { return cur.get().ApprovalMode() }))), protocol.WithTurns(turnsTo(turns))); err != nil {
 			return p.fail(err)
 		}
+		served.announce(io)
 		defer served.stop()
 	}
 	// shown is the session as the terminal drives it: served, its turns

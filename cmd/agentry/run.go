@@ -227,6 +227,8 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		if streamID, err = served.submit(ctx, parts...); err != nil {
 			return p.fail(err)
 		}
+		// Announced once the prompt is a task a client can find.
+		served.announce(io)
 	} else {
 		content := make([]runtime.ContentPart, len(parts))
 		for i, t := range parts {

@@ -509,7 +509,14 @@ type servedRun struct {
 	srv  *protocol.Server
 	hs   *http.Server
 	sess *runtime.Session
+	// announcement is what announce prints.
+	announcement string
 }
+
+// announce prints where the session is served (and a token made for
+// it): the caller does once the session holds what a client arriving
+// then should find, such as the run's prompt as a task.
+func (r *servedRun) announce(out stdio) { fmt.Fprint(out.err, r.announcement) }
 
 // serveRun serves a run's session on 127.0.0.1:port with the serve
 // command's security: the token from AGENTRY_A2A_TOKEN or
@@ -581,12 +588,13 @@ func serveRun(ctx context.Context, settings *config.Settings, sess *runtime.Sess
 	capped := listen.Listener(ln, limits, log)
 	capped.Track(hs)
 	go func() { _ = hs.Serve(capped) }()
+	var b strings.Builder
 	if printed {
-		fmt.Fprintf(io.err, "%s: A2A bearer token (shown once): %s\n", label, token)
+		fmt.Fprintf(&b, "%s: A2A bearer token (shown once): %s\n", label, token)
 	}
-	fmt.Fprintf(io.err, "%s: live session (docs/ws.md) at ws://127.0.0.1:%d/ws\n", label, port)
-	fmt.Fprintf(io.err, "%s: serving session %s over A2A at %s\n", label, id, base)
-	return &servedRun{srv: srv, hs: hs, sess: sess}, nil
+	fmt.Fprintf(&b, "%s: live session (docs/ws.md) at ws://127.0.0.1:%d/ws\n", label, port)
+	fmt.Fprintf(&b, "%s: serving session %s over A2A at %s\n", label, id, base)
+	return &servedRun{srv: srv, hs: hs, sess: sess, announcement: b.String()}, nil
 }
 
 // submit runs the prompt as a task of the served context and returns
