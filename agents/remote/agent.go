@@ -440,19 +440,15 @@ type streamItem struct {
 	err error
 }
 
-// exchange sends the stream's message and relays the agent's events until
-// the task completes, fails or waits for input, or the stream is aborted.
-//
-// The event stream does not end with the abort itself: cancelling the
-// remote task needs its id, which the first event brings. An abort that
-// comes before it waits for it, up to remoteTaskIDWait, relaying nothing
-// more; an abort after it stops at once.
-func (r *Agent) exchange(st *remoteStream, req *a2a.SendMessageRequest) error {
-	ctx, stop := context.WithCancel(a2alog.AttachLogger(r.streams.Context(), r.log))
+// pump reads an A2A event stream on a goroutine of its own, so that its
+// reader can also wait for an abort: each event, and an error last; the
+// channel closes at the stream's end or when ctx ends. The reader drains
+// it after ending ctx.
+func pump(ctx context.Context, events iter.Seq2[a2a.Event, error]) <-chan streamItem {
 	items := make(chan streamItem)
 	go func() {
 		defer close(items)
-		for ev, err := range r.client.SendStreamingMessage(ctx, req) {
+		for ev, err := range events {
 			select {
 			case items <- streamItem{ev, err}:
 			case <-ctx.Done():
@@ -463,6 +459,19 @@ func (r *Agent) exchange(st *remoteStream, req *a2a.SendMessageRequest) error {
 			}
 		}
 	}()
+	return items
+}
+
+// exchange sends the stream's message and relays the agent's events until
+// the task completes, fails or waits for input, or the stream is aborted.
+//
+// The event stream does not end with the abort itself: cancelling the
+// remote task needs its id, which the first event brings. An abort that
+// comes before it waits for it, up to remoteTaskIDWait, relaying nothing
+// more; an abort after it stops at once.
+func (r *Agent) exchange(st *remoteStream, req *a2a.SendMessageRequest) error {
+	ctx, stop := context.WithCancel(a2alog.AttachLogger(r.streams.Context(), r.log))
+	items := pump(ctx, r.client.SendStreamingMessage(ctx, req))
 	defer func() {
 		stop()
 		for range items {

@@ -143,20 +143,7 @@ func (r *Agent) exchangeLive(st *remoteStream, live *liveConn, req *a2a.SendMess
 		}
 		return err
 	}
-	items := make(chan streamItem)
-	go func() {
-		defer close(items)
-		for ev, err := range s.Events() {
-			select {
-			case items <- streamItem{ev, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	items := pump(ctx, s.Events())
 	lv := &liveRun{tr: devclient.NewTranslator(), asks: map[string]*liveAsk{}, answers: make(chan liveAnswer), done: make(chan struct{})}
 	defer func() {
 		close(lv.done)
