@@ -52,24 +52,7 @@ func (e *env) a2a(stdin string, args ...string) result {
 	e.t.Helper()
 	c := e.cmd(append([]string{"a2a"}, args...)...)
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	if stdin != "" {
-		c.Stdin = strings.NewReader(stdin)
-	}
-	if err := c.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		c.Process.Kill()
-		<-done
-		e.t.Fatalf("agentry a2a %q hung; stderr:\n%s", args, errb.String())
-	}
-	return result{stdout: out.String(), stderr: errb.String(), code: c.ProcessState.ExitCode()}
+	return e.runCmd(c, stdin, append([]string{"a2a"}, args...))
 }
 
 var summaryRE = regexp.MustCompile(`(?m)^Task completed \(context (\S+), task (\S+)\)\.$`)

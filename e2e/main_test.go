@@ -95,7 +95,13 @@ func (e *env) cmd(args ...string) *exec.Cmd {
 // run runs agentry to completion with a hang guard.
 func (e *env) run(stdin string, args ...string) result {
 	e.t.Helper()
-	c := e.cmd(args...)
+	return e.runCmd(e.cmd(args...), stdin, args)
+}
+
+// runCmd runs c with stdin to its end, within a hang guard; args name it
+// in the failure.
+func (e *env) runCmd(c *exec.Cmd, stdin string, args []string) result {
+	e.t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	if stdin != "" {
@@ -110,6 +116,7 @@ func (e *env) run(stdin string, args ...string) result {
 	case <-done:
 	case <-time.After(60 * time.Second):
 		c.Process.Kill()
+		<-done
 		e.t.Fatalf("agentry %q hung; stderr:\n%s", args, errb.String())
 	}
 	return result{stdout: out.String(), stderr: errb.String(), code: c.ProcessState.ExitCode()}
