@@ -2,11 +2,11 @@ package main
 
 import (
 	"testing"
-	"time"
 
 	"github.com/agentry-dev/agentry/ide"
 	"github.com/agentry-dev/agentry/ide/companion"
 	"github.com/agentry-dev/agentry/ide/idewire"
+	"github.com/agentry-dev/agentry/internal/proctest"
 )
 
 type noEditor struct{}
@@ -66,13 +66,11 @@ func TestIDEConnToAgentrysCompanion(t *testing.T) {
 // waitContext waits for a context numbered past after.
 func waitContext(t *testing.T, conn *ideConn, after uint64) uint64 {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second) // a hang guard
-	for time.Now().Before(deadline) {
-		if c, n := conn.Context(); n > after && c.WorkspaceState != nil {
-			return n
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatal("no context from the companion")
-	return 0
+	var n uint64
+	proctest.Eventually(t, "a context from the companion", func() bool {
+		c, got := conn.Context()
+		n = got
+		return got > after && c.WorkspaceState != nil
+	})
+	return n
 }
