@@ -54,9 +54,11 @@ type convo struct {
 	joinMu sync.Mutex
 	// local is the driver's own approver (the terminal), asked beside
 	// the clients; onTurn hears of turns clients start. Both set by
-	// Adopt's options.
-	local  runtime.EditingApprover
-	onTurn func(Turn)
+	// Adopt's options, or local by Config.Beside, whose answers are
+	// localName's ("the terminal" when empty).
+	local     runtime.EditingApprover
+	localName string
+	onTurn    func(Turn)
 }
 
 // errCancelledQueued ends a task cancelled while it waited for its turn.

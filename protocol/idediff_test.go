@@ -9,7 +9,11 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/ide/idediff"
+	"github.com/agentry-dev/agentry/internal/proctest"
+	"github.com/agentry-dev/agentry/protocol"
+	"github.com/agentry-dev/agentry/runtime"
 )
 
 // answeringIDE is a Differ whose one diff the test answers.
@@ -103,5 +107,98 @@ func TestWSClientAnswerClosesTheIDEDiff(t *testing.T) {
 	w.until(func(f wsFrame) bool { return string(f.ID) == "2" && endsTask(t)(f) })
 	if got, err := os.ReadFile(file); string(got) != "model\n" {
 		t.Fatalf("file = %q (%v), want the model's content", got, err)
+	}
+}
+
+// besideIDE serves contexts whose IDE (Config.Beside) shows their edits.
+func besideIDE(ide idediff.Differ) harnessOption {
+	return func(cfg *protocol.Config, _ *config.Settings) {
+		cfg.Beside = func(_ string, sess protocol.Session) runtime.EditingApprover {
+			return idediff.Beside(ide, idediff.WithMode(sess.ApprovalMode))
+		}
+	}
+}
+
+// TestBesideIDEAnswersForAServedContext: on a context of agentry serve
+// (not adopted), the IDE beside the clients answers a write_file's
+// confirmation the client left pending: the task goes on and completes,
+// the file holds the content accepted in the IDE, and the client's late
+// answer is refused as already given by the IDE.
+func TestBesideIDEAnswersForAServedContext(t *testing.T) {
+	ide := newAnsweringIDE()
+	h := newHarness(t, []string{
+		callTurn("", "write_file", map[string]any{"file_path": "f.txt", "content": "model\n"}),
+		textTurn("written"),
+	}, besideIDE(ide))
+	c := h.client("jsonrpc")
+	first := collect(t, c, userMessage("write it", ""))
+	if got := describe(first); !strings.HasSuffix(got, "PENDING+confirm STATE_CHANGE:input-required") {
+		t.Fatalf("first stream: %s", got)
+	}
+	task := first[0].(*a2a.Task)
+	call := toolCallOf(first[len(first)-2].(*a2a.TaskStatusUpdateEvent)).ToolCallID
+	file := filepath.Join(h.settings.Workspace, "f.txt")
+	if got := <-ide.opened; got != file {
+		t.Fatalf("OpenDiff(%q), want %q", got, file)
+	}
+	ide.answer <- idediff.Answer{Accepted: true, Content: "mine\n"}
+	proctest.Eventually(t, "the task to complete", func() bool {
+		got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		return err == nil && got.Status.State == a2a.TaskStateCompleted
+	})
+	if got, err := os.ReadFile(file); string(got) != "mine\n" {
+		t.Fatalf("file = %q (%v), want the IDE's content", got, err)
+	}
+	_, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: confirm(task, call, "proceed_once")})
+	if err == nil || !strings.Contains(err.Error(), "by the IDE") {
+		t.Fatalf("a late client answer: %v, want it refused as the IDE's", err)
+	}
+}
+
+// TestBesideIDEDiffClosedByAClient: the client answering first closes
+// the IDE's diff, and the model's content is written.
+func TestBesideIDEDiffClosedByAClient(t *testing.T) {
+	ide := newAnsweringIDE()
+	h := newHarness(t, []string{
+		callTurn("", "write_file", map[string]any{"file_path": "f.txt", "content": "model\n"}),
+		textTurn("written"),
+	}, besideIDE(ide))
+	c := h.client("jsonrpc")
+	first := collect(t, c, userMessage("write it", ""))
+	task := first[0].(*a2a.Task)
+	call := toolCallOf(first[len(first)-2].(*a2a.TaskStatusUpdateEvent)).ToolCallID
+	file := <-ide.opened
+	second := collect(t, c, confirm(task, call, "proceed_once"))
+	if got := describe(second); !strings.HasPrefix(got, "TOOL_CALL_UPDATE:working/EXECUTING") || !strings.HasSuffix(got, "STATE_CHANGE:completed") {
+		t.Fatalf("after the client's answer: %s", got)
+	}
+	if got := <-ide.closed; got != file {
+		t.Fatalf("CloseDiff(%q), want %q", got, file)
+	}
+	if got, err := os.ReadFile(file); string(got) != "model\n" {
+		t.Fatalf("file = %q (%v), want the model's content", got, err)
+	}
+}
+
+// TestBesideShellConfirmationIsTheClients: a confirmation the IDE cannot
+// show (a shell command) is left to the clients.
+func TestBesideShellConfirmationIsTheClients(t *testing.T) {
+	ide := newAnsweringIDE()
+	h := newHarness(t, []string{
+		callTurn("", "run_shell_command", map[string]any{"command": "echo hi"}),
+		textTurn("ran"),
+	}, besideIDE(ide))
+	c := h.client("jsonrpc")
+	first := collect(t, c, userMessage("run it", ""))
+	task := first[0].(*a2a.Task)
+	call := toolCallOf(first[len(first)-2].(*a2a.TaskStatusUpdateEvent)).ToolCallID
+	second := collect(t, c, confirm(task, call, "proceed_once"))
+	if got := describe(second); !strings.HasSuffix(got, "STATE_CHANGE:completed") {
+		t.Fatalf("after the client's answer: %s", got)
+	}
+	select {
+	case p := <-ide.opened:
+		t.Fatalf("the IDE was asked to show %q", p)
+	default:
 	}
 }

@@ -16,6 +16,7 @@
 package protocol
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -152,6 +153,17 @@ type Config struct {
 	PlainApprovals PlainApprovals
 	// Memory serves the memory commands; nil leaves them out.
 	Memory Memory
+	// Beside, if set, gives each context's session an approver asked
+	// beside its clients for every confirmation, as an adopted session's
+	// terminal is (WithLocalApprover): the first answer wins, the other
+	// requests are withdrawn, and a later answer is refused as already
+	// given by Beside's Name. agentry serve puts the IDE's diff view here
+	// (ide/idediff.Beside). Called once per context, after NewSession; a
+	// nil approver asks the clients alone.
+	Beside func(workspace string, sess Session) runtime.EditingApprover
+	// BesideName names Beside's answers in errors and logs; default
+	// "the IDE".
+	BesideName string
 	// IdleTimeout closes a context's session when no task has run on it
 	// for this long; its next message reopens it from the session store.
 	// 0 keeps sessions open (right for an in-memory store, where closing
@@ -431,6 +443,10 @@ func (s *Server) convo(ctx context.Context, id, workspace string) (*convo, error
 		return nil, fmt.Errorf("cannot start a session in %s: %w", dir, err)
 	}
 	c.sess = sess
+	if s.cfg.Beside != nil {
+		c.local = s.cfg.Beside(dir, sess)
+		c.localName = cmp.Or(s.cfg.BesideName, "the IDE")
+	}
 	c.unsub = sess.Subscribe(func(ev runtime.Event) { c.route(ev.StreamID, item{ev: ev}) })
 
 	s.mu.Lock()

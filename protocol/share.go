@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -181,7 +182,8 @@ func (s *Server) askLocal(ctx context.Context, c *convo, ap *approval) {
 		return // a client's answer came first
 	}
 	t.accepted = &answer{outcome: outcome, args: args}
-	t.acceptedBy = "the terminal"
+	by := cmp.Or(c.localName, "the terminal")
+	t.acceptedBy = by
 	t.mu.Unlock()
 	// The answer joins the task's history as a client's would.
 	option := optionFor(outcome)
@@ -190,7 +192,7 @@ func (s *Server) askLocal(ctx context.Context, c *convo, ap *approval) {
 	}))
 	m.TaskID, m.ContextID = t.id, c.id
 	if _, _, err := s.resume(ctx, &a2a.SendMessageRequest{Message: m}); err != nil {
-		s.log.Warn("a2a: the terminal's answer", "task", t.id, "err", err)
+		s.log.Warn("a2a: the answer of "+by, "task", t.id, "err", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,7 +33,7 @@ func newIDECmd(io stdio, exit *int) *cobra.Command {
 // newIDEStatusCmd is `agentry ide status`.
 func newIDEStatusCmd(io stdio, exit *int) *cobra.Command {
 	var workspace string
-	var trust, asJSON bool
+	var trust, asJSON, connect bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Say which IDE companion agentry would connect to, and why",
@@ -40,9 +41,12 @@ func newIDEStatusCmd(io stdio, exit *int) *cobra.Command {
 the IDE's process (GEMINI_CLI_IDE_PID, or the walk up the process tree), each
 discovery file in the temporary directory's gemini/ide with why it was chosen
 or skipped, the GEMINI_CLI_IDE_* variables, and the workspace check. It runs
-headless and connects to nothing.
+headless; with --connect it also connects to the companion it found, as a
+session would (the token, the MCP handshake, the diff tools offered), says
+how that went and how long it took, and disconnects.
 
-Exit code 0 when a companion is usable, 1 when none is.`,
+Exit code 0 when a companion is usable (and, with --connect, connected), 1
+when none is.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			st := ideStatusInput{opts: ide.DiscoverOptions{Cwd: workspace}}
@@ -53,6 +57,9 @@ Exit code 0 when a companion is usable, 1 when none is.`,
 				st.enabled, st.userSettings = s.IDE.Enabled, s.UserSettingsPath()
 				st.opts.Cwd = s.Workspace
 			}
+			if connect {
+				st.connect = func(ep ide.Endpoint) ideConnResult { return connectOnce(c.Context(), ep) }
+			}
 			*exit = ideStatus(io.out, st, asJSON)
 			return nil
 		},
@@ -60,7 +67,40 @@ Exit code 0 when a companion is usable, 1 when none is.`,
 	cmd.Flags().StringVarP(&workspace, "workspace", "w", "", "the workspace directory, which must lie in the IDE's workspace (default the current directory)")
 	cmd.Flags().BoolVar(&trust, "trust-workspace", false, "trust the workspace: read its settings (for ide.enabled)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the findings as one JSON object")
+	cmd.Flags().BoolVar(&connect, "connect", false, "also connect to the companion found, as a session would, and say how it went")
 	return cmd
+}
+
+// ideConnectTimeout bounds `agentry ide status --connect`'s connection.
+const ideConnectTimeout = 10 * time.Second
+
+// ideConnResult is how a connection to a companion went.
+type ideConnResult struct {
+	// Connected: the MCP handshake and tools/list succeeded.
+	Connected bool `json:"connected"`
+	// IDE is the companion's display name; CanDiff, whether it offers
+	// openDiff and closeDiff.
+	IDE     string `json:"ide,omitempty"`
+	CanDiff bool   `json:"canDiff"`
+	// Millis is how long the connection took.
+	Millis float64 `json:"millis"`
+	Error  string  `json:"error,omitempty"`
+}
+
+// connectOnce connects to ep as a session would, then disconnects.
+func connectOnce(ctx context.Context, ep ide.Endpoint) ideConnResult {
+	ctx, cancel := context.WithTimeout(ctx, ideConnectTimeout)
+	defer cancel()
+	start := time.Now()
+	c, err := ide.Connect(ctx, ep)
+	r := ideConnResult{Millis: float64(time.Since(start).Microseconds()) / 1000}
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	defer c.Close()
+	r.Connected, r.IDE, r.CanDiff = true, c.Status().IDE, c.CanDiff()
+	return r
 }
 
 // ideStatusInput is what `agentry ide status` reports on.
@@ -69,6 +109,8 @@ type ideStatusInput struct {
 	enabled      bool
 	userSettings string
 	settingsErr  error
+	// connect, when set, connects to the endpoint found (--connect).
+	connect func(ide.Endpoint) ideConnResult
 }
 
 // ideStatusJSON is `agentry ide status --json`.
@@ -79,6 +121,8 @@ type ideStatusJSON struct {
 	IDEEnabled bool        `json:"ideEnabled"`
 	Settings   string      `json:"settingsError,omitempty"`
 	Report     *ide.Report `json:"report"`
+	// Connection is how --connect's connection went.
+	Connection *ideConnResult `json:"connection,omitempty"`
 }
 
 // ideEPJSON is an endpoint without its token.
@@ -98,8 +142,16 @@ func ideStatus(w io.Writer, in ideStatusInput, asJSON bool) int {
 	if err != nil {
 		code = 1
 	}
+	var conn *ideConnResult
+	if err == nil && in.connect != nil {
+		r := in.connect(ep)
+		conn = &r
+		if !r.Connected {
+			code = 1
+		}
+	}
 	if asJSON {
-		out := ideStatusJSON{Usable: err == nil, Report: rep, IDEEnabled: in.enabled}
+		out := ideStatusJSON{Usable: err == nil, Report: rep, IDEEnabled: in.enabled, Connection: conn}
 		if err != nil {
 			out.Problem = err.Error()
 		} else {
@@ -116,6 +168,17 @@ func ideStatus(w io.Writer, in ideStatusInput, asJSON bool) int {
 	}
 	var b strings.Builder
 	writeDiscovery(&b, ep, rep, err)
+	switch {
+	case conn == nil:
+	case conn.Connected:
+		diffs := "offers openDiff and closeDiff: edits are shown as diffs"
+		if !conn.CanDiff {
+			diffs = "offers no diff tools: edits are confirmed in the terminal"
+		}
+		fmt.Fprintf(&b, "Connection: connected to %s in %.1f ms; it %s\n", conn.IDE, conn.Millis, diffs)
+	default:
+		fmt.Fprintf(&b, "Connection: failed after %.1f ms: %s\n", conn.Millis, conn.Error)
+	}
 	switch {
 	case in.settingsErr != nil:
 		fmt.Fprintf(&b, "ide.enabled: unknown, the settings do not load: %v\n", in.settingsErr)

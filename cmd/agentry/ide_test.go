@@ -14,6 +14,7 @@ import (
 	"github.com/agentry-dev/agentry/commands"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/ide"
+	"github.com/agentry-dev/agentry/ide/companion"
 	"github.com/agentry-dev/agentry/ide/idewire"
 )
 
@@ -163,10 +164,56 @@ func TestIDEStatusCommand(t *testing.T) {
 	}
 	exit, out := run("ide", "status", "-w", ws, "--json")
 	var got ideStatusJSON
-	if err := json.Unmarshal([]byte(out), &got); err != nil || exit != 0 || !got.Usable || got.Endpoint.Port != 4321 {
+	if err := json.Unmarshal([]byte(out), &got); err != nil || exit != 0 || !got.Usable || got.Endpoint.Port != 4321 || got.Connection != nil {
 		t.Fatalf("with a file: exit %d, %v\n%s", exit, err, out)
 	}
+	// --connect: nobody listens on 4321.
+	if exit, out := run("ide", "status", "-w", ws, "--connect"); exit != 1 || !strings.Contains(out, "Connection: failed after") {
+		t.Fatalf("--connect to nobody: exit %d\n%s", exit, out)
+	}
+	if err := os.Remove(filepath.Join(tmp, "gemini", "ide", idewire.FileName(os.Getpid(), 4321))); err != nil {
+		t.Fatal(err)
+	}
+
+	// --connect to a real companion, then to one whose file has the
+	// wrong token.
+	srv, err := companion.New(companion.Config{Workspace: []string{ws}, IDEPID: os.Getpid(), Editor: nopEditor{},
+		IDEInfo: &idewire.IDEInfo{Name: "vscode", DisplayName: "Test IDE"}, Dir: filepath.Join(tmp, "gemini", "ide")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if exit, out := run("ide", "status", "-w", ws, "--connect"); exit != 0 || !strings.Contains(out, "Connection: connected to Test IDE in ") || !strings.Contains(out, "offers openDiff and closeDiff") {
+		t.Fatalf("--connect to a companion: exit %d\n%s", exit, out)
+	}
+	exit, out = run("ide", "status", "-w", ws, "--connect", "--json")
+	got = ideStatusJSON{}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || exit != 0 || got.Connection == nil || !got.Connection.Connected || !got.Connection.CanDiff || got.Connection.IDE != "Test IDE" {
+		t.Fatalf("--connect --json: exit %d, %v\n%s", exit, err, out)
+	}
+	data, err = os.ReadFile(srv.File())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d idewire.Discovery
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	d.AuthToken = "not-the-token"
+	data, _ = json.Marshal(d)
+	if err := os.WriteFile(srv.File(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if exit, out := run("ide", "status", "-w", ws, "--connect"); exit != 1 || !strings.Contains(out, "Connection: failed after") || strings.Contains(out, "not-the-token") {
+		t.Fatalf("--connect with a wrong token: exit %d\n%s", exit, out)
+	}
 }
+
+// nopEditor is an editor that shows nothing.
+type nopEditor struct{}
+
+func (nopEditor) OpenDiff(string, string) error { return nil }
+func (nopEditor) CloseDiff(string)              {}
 
 // fakeLink is a session's connection for /ide's tests.
 type fakeLink struct {

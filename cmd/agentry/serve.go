@@ -22,6 +22,7 @@ import (
 	"github.com/agentry-dev/agentry/agents/remote"
 	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/ide/idediff"
 	"github.com/agentry-dev/agentry/internal/safefs"
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/processors"
@@ -55,6 +56,7 @@ type serveFlags struct {
 	maxTasks       int
 	onDisconnect   string
 	privatePush    bool
+	ide            bool
 }
 
 // serveFlagKeys maps serve's flags to settings keys.
@@ -64,6 +66,7 @@ var serveFlagKeys = map[string]string{
 	"allowed-tools": "tools.allowed",
 	"max-tasks":     "a2a.maxTasks",
 	"on-disconnect": "a2a.onDisconnect",
+	"ide":           "ide.enabled",
 }
 
 func newServeCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
@@ -97,6 +100,7 @@ by the client.`,
 	fl.IntVar(&f.maxTasks, "max-tasks", 0, "tasks running at once (default 16)")
 	fl.StringVar(&f.onDisconnect, "on-disconnect", "", "when a streaming client disconnects: auto (abort unless it set a push config), abort or continue")
 	fl.BoolVar(&f.privatePush, "allow-private-push", false, "let push notifications go to webhooks on this machine or a private network")
+	fl.BoolVar(&f.ide, "ide", false, "connect to the companion of the IDE agentry serve runs in (ide.enabled): the editor's context goes with prompts of the workspace, and its edits are shown as diffs in the editor, racing the clients")
 	return cmd
 }
 
@@ -356,6 +360,22 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 	if len(roots) == 0 {
 		roots = settings.Security.A2A.AllowedRoots
 	}
+	// With ide.enabled the IDE companion is connected in the background
+	// (and follows a restarted companion by itself); sessions working in
+	// the server's workspace, or below it, get the editor's context with
+	// every prompt and show edits as diffs in the editor, beside the
+	// clients: the first answer, the IDE's or a client's, wins.
+	var conn *ideConn
+	if settings.IDE.Enabled {
+		conn = newIDEConn(settings.Workspace)
+		conn.log = log
+		go func() {
+			if err := conn.Enable(ctx); err != nil {
+				log.Warn("ide: not connected", "err", err)
+			}
+		}()
+	}
+	inIDE := func(dir string) bool { return conn != nil && within(dir, settings.Workspace) }
 	idle := 30 * time.Minute
 	switch {
 	case settings.Session.Store == config.SessionStoreMemory || settings.A2A.IdleMinutes < 0:
@@ -376,7 +396,16 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			if s == settings {
 				opts.Agents = agentDefs
 			}
+			if inIDE(r.Workspace) {
+				opts.IDEContext = conn
+			}
 			return compose.FromSettings(ctx, s, opts)
+		},
+		Beside: func(dir string, sess protocol.Session) runtime.EditingApprover {
+			if !inIDE(dir) {
+				return nil
+			}
+			return idediff.Beside(conn, idediff.WithMode(sess.ApprovalMode), idediff.WithLogger(log))
 		},
 		Workspace:        settings.Workspace,
 		AllowedRoots:     roots,
@@ -402,11 +431,17 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		MaxMessageBytes: int(settings.A2A.MaxBodyBytes),
 	})
 	if err != nil {
+		if conn != nil {
+			_ = conn.Close()
+		}
 		_ = closeStore()
 		return nil, nil, &inputError{err.Error()}
 	}
 	return srv, func() {
 		_ = srv.Close()
+		if conn != nil {
+			_ = conn.Close()
+		}
 		_ = closeStore()
 	}, nil
 }

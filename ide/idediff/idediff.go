@@ -90,6 +90,22 @@ func New(inner runtime.Approver, ide Differ, opts ...Option) *Approver {
 	return a
 }
 
+// Beside returns an Approver that shows edits in the IDE and answers
+// nothing else: for every other request, and while the IDE cannot show a
+// diff, it waits until ctx ends. It is the approver an A2A server asks
+// beside its clients (protocol.Config.Beside), who answer the rest.
+func Beside(ide Differ, opts ...Option) *Approver {
+	return New(waitForOthers{}, ide, opts...)
+}
+
+// waitForOthers is an approver that leaves every answer to somebody else.
+type waitForOthers struct{}
+
+func (waitForOthers) Approve(ctx context.Context, _ runtime.ApprovalRequest) (runtime.Outcome, error) {
+	<-ctx.Done()
+	return runtime.Cancel, context.Cause(ctx)
+}
+
 // Approve implements runtime.Approver.
 func (a *Approver) Approve(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, error) {
 	o, _, err := a.ApproveEdit(ctx, req)
