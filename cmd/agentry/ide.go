@@ -121,8 +121,11 @@ type ideStatusJSON struct {
 	IDEEnabled bool        `json:"ideEnabled"`
 	Settings   string      `json:"settingsError,omitempty"`
 	Report     *ide.Report `json:"report"`
-	// Connection is how --connect's connection went.
-	Connection *ideConnResult `json:"connection,omitempty"`
+	// Connection is how --connect's connection went, DiscoveryMillis
+	// how long discovery took (with --connect only, as the rest of the
+	// output does not vary from run to run).
+	Connection      *ideConnResult `json:"connection,omitempty"`
+	DiscoveryMillis float64        `json:"discoveryMillis,omitempty"`
 }
 
 // ideEPJSON is an endpoint without its token.
@@ -137,7 +140,9 @@ type ideEPJSON struct {
 // ideStatus runs discovery and prints its findings; it returns the exit
 // code: 0 when a companion is usable, 1 otherwise.
 func ideStatus(w io.Writer, in ideStatusInput, asJSON bool) int {
+	start := time.Now()
 	ep, rep, err := ide.Discover(in.opts)
+	took := float64(time.Since(start).Microseconds()) / 1000
 	code := 0
 	if err != nil {
 		code = 1
@@ -152,6 +157,9 @@ func ideStatus(w io.Writer, in ideStatusInput, asJSON bool) int {
 	}
 	if asJSON {
 		out := ideStatusJSON{Usable: err == nil, Report: rep, IDEEnabled: in.enabled, Connection: conn}
+		if in.connect != nil {
+			out.DiscoveryMillis = took
+		}
 		if err != nil {
 			out.Problem = err.Error()
 		} else {

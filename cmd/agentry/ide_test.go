@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,7 +178,7 @@ func TestIDEStatusCommand(t *testing.T) {
 
 	// --connect to a real companion, then to one whose file has the
 	// wrong token.
-	srv, err := companion.New(companion.Config{Workspace: []string{ws}, IDEPID: os.Getpid(), Editor: nopEditor{},
+	srv, err := companion.New(companion.Config{Workspace: []string{ws}, IDEPID: os.Getpid(), Editor: nopEditor{}, Logger: slog.New(slog.DiscardHandler),
 		IDEInfo: &idewire.IDEInfo{Name: "vscode", DisplayName: "Test IDE"}, Dir: filepath.Join(tmp, "gemini", "ide")})
 	if err != nil {
 		t.Fatal(err)
