@@ -208,6 +208,8 @@ type discovery struct {
 	uid    int
 	rep    *Report
 	pidSet bool
+	// dirProblem says why the discovery directory is not trusted.
+	dirProblem string
 }
 
 func newDiscovery(opts DiscoverOptions) *discovery {
@@ -258,6 +260,9 @@ func (d *discovery) run() (Endpoint, *Report, error) {
 	// of an endpoint from the environment: with neither, discovery costs
 	// one directory read.
 	entries, _ := os.ReadDir(d.opts.Dir)
+	if len(entries) > 0 {
+		d.dirProblem = checkDir(d.opts.Dir, d.uid)
+	}
 	if slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasPrefix(e.Name(), "gemini-ide-server-") }) ||
 		d.getenv(idewire.EnvServerPort) != "" || d.getenv(idewire.EnvIDEPID) != "" {
 		d.findIDE()
@@ -494,6 +499,9 @@ func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 // load reads and parses one discovery file; nil and the reason when it is
 // refused.
 func (d *discovery) load(path string) (*config, string) {
+	if d.dirProblem != "" {
+		return nil, "its directory " + d.dirProblem
+	}
 	data, why := readDiscoveryFile(path, d.uid, MaxDiscoveryBytes)
 	if why != "" {
 		return nil, why

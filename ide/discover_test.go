@@ -301,6 +301,33 @@ func TestDiscoverRefusesUnsafeFiles(t *testing.T) {
 			}
 			return p
 		}, "not a regular file"},
+		{"in a world-writable directory", func(w *world) string {
+			p := w.file(200, 7, disc(7, w.ws()))
+			if err := os.Chmod(w.dir, 0o777); err != nil {
+				w.t.Fatal(err)
+			}
+			return p
+		}, "its directory has mode 0777: anybody may replace its files"},
+		{"in another user's directory", func(w *world) string {
+			p := w.file(200, 7, disc(7, w.ws()))
+			w.uid = 4242
+			if os.Getuid() == 0 { // root owns what it makes: give the directory away
+				if err := os.Chown(w.dir, 4243, 4243); err != nil {
+					w.t.Fatal(err)
+				}
+			}
+			return p
+		}, "its directory is owned by uid"},
+		{"in a symbolic link to a directory", func(w *world) string {
+			real := filepath.Join(w.t.TempDir(), "ide")
+			if err := os.Rename(w.dir, real); err != nil {
+				w.t.Fatal(err)
+			}
+			if err := os.Symlink(real, w.dir); err != nil {
+				w.t.Fatal(err)
+			}
+			return w.file(200, 7, disc(7, w.ws()))
+		}, "its directory is a symbolic link"},
 		{"not JSON", func(w *world) string { return w.file(200, 7, "port=7") }, "not a JSON object"},
 		{"a JSON array", func(w *world) string { return w.file(200, 7, "[1]") }, "not a JSON object"},
 	}
@@ -319,6 +346,21 @@ func TestDiscoverRefusesUnsafeFiles(t *testing.T) {
 				t.Errorf("problem %q", rep.Problem)
 			}
 		})
+	}
+}
+
+// TestDiscoverStickyDirectory: a world-writable discovery directory with
+// the sticky bit (as /tmp) is trusted, as a group-writable one is.
+func TestDiscoverStickyDirectory(t *testing.T) {
+	for _, mode := range []os.FileMode{0o777 | os.ModeSticky, 0o775} {
+		w := newWorld(t)
+		w.file(200, 7, disc(7, w.ws()))
+		if err := os.Chmod(w.dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		if ep, rep, err := w.discover(); err != nil || ep.Port != 7 {
+			t.Errorf("directory mode %v: port %d, err %v, files %+v", mode, ep.Port, err, rep.Files)
+		}
 	}
 }
 

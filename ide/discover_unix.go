@@ -49,6 +49,34 @@ func readDiscoveryFile(path string, uid int, limit int64) ([]byte, string) {
 	return data, ""
 }
 
+// checkDir says why the discovery directory dir cannot be trusted to
+// hold this user's files, or "": it must be a directory, not a symbolic
+// link, owned by uid or by root, and not writable by others unless it is
+// sticky (as /tmp is). A group-writable one is accepted: with a umask of
+// 002 an editor's companion makes it so, and a group member's files are
+// refused by their owner anyway.
+func checkDir(dir string, uid int) string {
+	if uid < 0 {
+		return ""
+	}
+	fi, err := os.Lstat(dir)
+	switch {
+	case err != nil:
+		return ""
+	case fi.Mode()&os.ModeSymlink != 0:
+		return "is a symbolic link"
+	case !fi.IsDir():
+		return "is not a directory"
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != uid && st.Uid != 0 {
+		return fmt.Sprintf("is owned by uid %d, not by this user (uid %d) or root", st.Uid, uid)
+	}
+	if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky == 0 {
+		return fmt.Sprintf("has mode %04o: anybody may replace its files", fi.Mode().Perm())
+	}
+	return ""
+}
+
 // alive reports whether pid is a process: kill(pid, 0) succeeds or is
 // refused with EPERM (gemini-cli's isPidAlive).
 func alive(pid int) bool {
