@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agentry-dev/agentry/ide/idewire"
 )
@@ -392,7 +393,9 @@ func walkToIDE(lookup ProcessLookup, pid int) (int, []Process) {
 
 // chooseFile picks the discovery file as gemini-cli's
 // getConnectionConfigFromFile does, filling the report; nil when none is
-// usable.
+// usable. Among one pid's files the newest ranks first, where gemini-cli
+// takes directory order: a killed companion's file must not win over its
+// restarted successor's.
 func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 	dir := d.opts.Dir
 	if d.rep.IDEPID > 0 {
@@ -411,8 +414,9 @@ func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 		}
 	}
 	type cand struct {
-		fr  FileReport
-		cfg *config
+		fr    FileReport
+		cfg   *config
+		mtime time.Time
 	}
 	var cands []cand
 	for _, e := range entries {
@@ -420,7 +424,11 @@ func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 		if !ok {
 			continue
 		}
-		cands = append(cands, cand{fr: FileReport{Path: filepath.Join(dir, e.Name()), PID: pid, Alive: d.opts.Alive(pid)}})
+		c := cand{fr: FileReport{Path: filepath.Join(dir, e.Name()), PID: pid, Alive: d.opts.Alive(pid)}}
+		if fi, err := e.Info(); err == nil {
+			c.mtime = fi.ModTime()
+		}
+		cands = append(cands, c)
 	}
 	slices.SortStableFunc(cands, func(a, b cand) int {
 		known := d.rep.IDEPID > 0
@@ -435,7 +443,13 @@ func (d *discovery) chooseFile(entries []os.DirEntry) *config {
 		case b.fr.Alive && !a.fr.Alive:
 			return 1
 		}
-		return b.fr.PID - a.fr.PID
+		if a.fr.PID != b.fr.PID {
+			return b.fr.PID - a.fr.PID
+		}
+		// The same IDE's files: the newest first. A companion that
+		// was killed leaves its file behind, and the one restarted in
+		// its place writes a newer one.
+		return b.mtime.Compare(a.mtime)
 	})
 	if len(cands) > MaxDiscoveryFiles {
 		d.rep.Unread = len(cands) - MaxDiscoveryFiles

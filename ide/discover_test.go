@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentry-dev/agentry/ide/idewire"
 )
@@ -523,5 +524,34 @@ func TestDetectIDE(t *testing.T) {
 		if name != tt.want {
 			t.Errorf("detectIDE(%v, %q) = %q, want %q", tt.env, tt.command, name, tt.want)
 		}
+	}
+}
+
+func TestDiscoverNewestFileOfTheSameIDE(t *testing.T) {
+	// A killed companion's file stays; the companion restarted for the
+	// same IDE writes a newer one, whichever port sorts first by name.
+	w := newWorld(t)
+	w.live[200] = true
+	stale := w.file(200, 2000, disc(2000, w.ws()))
+	fresh := w.file(200, 3000, disc(3000, w.ws()))
+	now := time.Now()
+	for p, at := range map[string]time.Time{stale: now.Add(-time.Minute), fresh: now} {
+		if err := os.Chtimes(p, at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ep, rep, err := w.discover()
+	if err != nil || ep.Port != 3000 {
+		t.Fatalf("port %d, err %v; want the newer file's 3000", ep.Port, err)
+	}
+	if rep.Chosen != fresh {
+		t.Errorf("chosen %s, want %s", rep.Chosen, fresh)
+	}
+	// The other way round.
+	if err := os.Chtimes(stale, now.Add(time.Minute), now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if ep, _, err = w.discover(); err != nil || ep.Port != 2000 {
+		t.Fatalf("port %d, err %v; want the newer file's 2000", ep.Port, err)
 	}
 }
