@@ -22,6 +22,7 @@ import (
 
 	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/protocol/listen"
@@ -909,14 +910,12 @@ func TestWSStalledWriteDropsTheClient(t *testing.T) {
 	h := newHarness(t, nil, wsOpts(protocol.WSConfig{QueueFrames: 1 << 16, WriteTimeout: 2 * time.Second, PingInterval: -1}))
 	h.resolver = model
 	sh := adopt(t, h, nil)
-	stuck := sh.dialWS(t, dialOpts{noRead: true})
+	sh.dialWS(t, dialOpts{noRead: true})
 	flood(t, model, sh.dialWS(t, dialOpts{}))
-	go stuck.read()
-	// The server closed the connection under a stalled write: no close
-	// frame could follow what the kernel had buffered.
-	if code, reason := stuck.closed(); code != -1 {
-		t.Fatalf("the stuck client was closed %d %q, want the connection dropped without a close frame", code, reason)
-	}
+	// The server dropped the stuck client under a stalled write. (What
+	// the client then reads depends on the kernel: the closed socket's
+	// unsent data may still reach it, or be reset; it is not checked.)
+	proctest.Eventually(t, "the server to drop the stuck client", func() bool { return protocol.WSClients(h.srv, "shared-1") == 1 })
 }
 
 func TestWSIdleAndPing(t *testing.T) {
