@@ -27,6 +27,7 @@ type companionLine struct {
 	Port    int    `json:"port"`
 	File    string `json:"file"`
 	Error   string `json:"error"`
+	Count   *int   `json:"count"`
 }
 
 // companionProc is `agentry ide companion` run as an editor plugin runs

@@ -110,6 +110,7 @@ func runIDECompanion(ctx context.Context, io stdio, in *interrupts, workspace []
 		IDEPID:    pid,
 		IDEInfo:   info,
 		Editor:    out,
+		OnClients: func(n int) { out.write(companionOut{Type: "clients", Count: &n}) },
 	})
 	if err != nil {
 		return fail(err)
@@ -170,6 +171,7 @@ type companionOut struct {
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Error   string `json:"error,omitempty"`
+	Count   *int   `json:"count,omitempty"`
 }
 
 // lineWriter writes whole JSON lines, one at a time; it is the companion's

@@ -83,6 +83,13 @@ type Config struct {
 	// Logger receives refused requests and failed sends; nil is
 	// slog.Default().
 	Logger *slog.Logger
+	// OnClients, if set, hears the number of connected CLIs whenever it
+	// changes: a CLI counts while its notification stream is open (from
+	// its start, once it has initialized and gets the context, until the
+	// CLI disconnects or goes away, or the companion closes). Calls are in order, one
+	// at a time, on the companion's goroutines: OnClients must not block
+	// or call the Server.
+	OnClients func(n int)
 }
 
 // Server is a running companion. Its methods are safe for concurrent use.
@@ -98,8 +105,12 @@ type Server struct {
 	afterFn  func(time.Duration, func()) func() bool
 	serveErr chan error
 
+	// clientsMu orders OnClients's calls.
+	clientsMu sync.Mutex
+
 	mu       sync.Mutex
 	sessions map[string]*session
+	clients  int // sessions counted by OnClients
 	diffs    map[string]string // path → the view's content
 	ctx      idewire.Context
 	timer    func() bool // the pending debounce, nil when none
@@ -112,6 +123,7 @@ type session struct {
 	ss        *mcp.ServerSession
 	conn      mcp.Connection
 	greeted   sync.Once
+	counted   bool // counted in Server.clients; under Server.mu
 }
 
 // New starts a companion: it listens on 127.0.0.1 at a free port, serves

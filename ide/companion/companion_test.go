@@ -487,3 +487,42 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestOnClients: a CLI counts once it has initialized and opened its
+// notification stream, and stops counting when it disconnects; a second
+// CLI counts too; closing the companion counts everyone out.
+func TestOnClients(t *testing.T) {
+	counts := make(chan int, 16)
+	s := start(t, companion.Config{Editor: newEditor(), OnClients: func(n int) { counts <- n }})
+	want := func(n int) {
+		t.Helper()
+		select {
+		case got := <-counts:
+			if got != n {
+				t.Fatalf("OnClients(%d), want %d", got, n)
+			}
+		case <-time.After(30 * time.Second): // a hang guard
+			t.Fatalf("no OnClients(%d)", n)
+		}
+	}
+	first, notes := dial(t, s)
+	next(t, notes) // the context: its stream is open
+	want(1)
+	second, notes2 := dial(t, s)
+	next(t, notes2)
+	want(2)
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want(1)
+	_ = second
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want(0)
+	select {
+	case n := <-counts:
+		t.Fatalf("an extra OnClients(%d)", n)
+	default:
+	}
+}

@@ -108,7 +108,10 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 				s.mu.Unlock()
 				go s.notify(ss, idewire.NotifyContextUpdate, c)
 			})
+			s.count(ss, true)
 		}}, r)
+		// The stream ended: the CLI went away (or will open another).
+		s.count(ss, false)
 	default:
 		ss.transport.ServeHTTP(w, r)
 	}
@@ -132,6 +135,7 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request) {
 			delete(s.sessions, id)
 		}
 		s.mu.Unlock()
+		s.count(ss, false)
 	}
 	t := &capture{inner: ss.transport, got: func(c mcp.Connection) {
 		s.mu.Lock()
@@ -155,6 +159,28 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request) {
 	if sess.InitializeParams() == nil {
 		// Not an initialize request, or a failed one: no session.
 		_ = sess.Close()
+	}
+}
+
+// count counts ss in or out of the connected CLIs and tells OnClients
+// when the number changed.
+func (s *Server) count(ss *session, in bool) {
+	s.clientsMu.Lock()
+	defer s.clientsMu.Unlock()
+	s.mu.Lock()
+	changed := ss.counted != in
+	if changed {
+		ss.counted = in
+		if in {
+			s.clients++
+		} else {
+			s.clients--
+		}
+	}
+	n := s.clients
+	s.mu.Unlock()
+	if changed && s.cfg.OnClients != nil {
+		s.cfg.OnClients(n)
 	}
 }
 

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+
+	"github.com/agentry-dev/agentry/internal/fakegemini"
+	"github.com/agentry-dev/agentry/internal/proctest"
+)
+
+// TestServeIDE: `agentry serve --ide` finds `agentry ide companion`
+// through its discovery file and connects in the background; a prompt
+// from an A2A client (a2a-go's) goes to the model with the editor's
+// context, and the model's write_file is shown in the editor beside the
+// client's question: the content accepted in the editor lands on disk,
+// the task completes, a late client answer is refused, and the model is
+// told the user changed the content.
+func TestServeIDE(t *testing.T) {
+	e, fake := ideEnv(t)
+	pid := strconv.Itoa(os.Getpid())
+	e.set("GEMINI_CLI_IDE_PID="+pid, "AGENTRY_A2A_TOKEN="+a2aToken)
+	comp := startCompanion(t, e, "--pid", pid)
+	mainGo := filepath.Join(e.ws, "main.go")
+	comp.event(map[string]any{"type": "focused", "path": mainGo})
+	comp.event(map[string]any{"type": "cursor", "path": mainGo, "line": 3, "character": 9})
+
+	notes := filepath.Join(e.ws, "notes.txt")
+	fake.Enqueue(fakegemini.Call("write_file", map[string]any{"file_path": notes, "content": "proposed by the model\n"}), fakegemini.Text("Written."))
+	srv := e.serve("--port", "0", "-w", e.ws, "-m", "gemini-2.5-flash", "--ide")
+	if c := comp.next("clients"); c.Count == nil || *c.Count != 1 {
+		t.Fatalf("clients line %+v, want agentry serve connected", c)
+	}
+
+	// An A2A client (a2a-go's, as it comes) sends the prompt; the task
+	// waits for the confirmation, which the client leaves to the editor.
+	hc := &http.Client{Transport: headerTransport{a2aToken}}
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(srv.url+"/", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("write the notes"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok || task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("the task: %#v, want it waiting for the confirmation", res)
+	}
+	diff := comp.next("openDiff")
+	if diff.Path != notes || diff.Content != "proposed by the model\n" {
+		t.Fatalf("openDiff %q with %q", diff.Path, diff.Content)
+	}
+	comp.event(map[string]any{"type": "diffAccepted", "path": notes, "content": "edited in the editor\n"})
+	var got *a2a.Task
+	proctest.Eventually(t, "the task to complete", func() bool {
+		got, err = c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		return err == nil && got.Status.State.Terminal()
+	})
+	if got.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the task ended %s; server:\n%s", got.Status.State, srv.errText())
+	}
+	// The client's answer now comes second.
+	late := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("yes"))
+	late.TaskID, late.ContextID = task.ID, task.ContextID
+	if _, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: late}); err == nil {
+		t.Errorf("a late answer was taken")
+	}
+	if b, err := os.ReadFile(notes); err != nil || !bytes.Equal(b, []byte("edited in the editor\n")) {
+		t.Fatalf("notes.txt = %q (%v), want the content accepted in the editor", b, err)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if first := userTextsOf(reqs[0]); !strings.Contains(first, "Here is the user's editor context as a JSON object.") ||
+		!strings.Contains(first, `"path": "`+mainGo+`"`) || !strings.Contains(first, `"line": 3`) {
+		t.Errorf("the prompt lacks the editor's context:\n%s", first)
+	}
+	if second := userTextsOf(reqs[1]); !strings.Contains(second, "User modified the `content` to be: edited in the editor") {
+		t.Errorf("the tool's result does not tell the model the user changed the content:\n%s", second)
+	}
+}
