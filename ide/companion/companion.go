@@ -110,7 +110,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session
-	clients  int // sessions counted by OnClients
+	clients  int               // sessions counted by OnClients
 	diffs    map[string]string // path → the view's content
 	ctx      idewire.Context
 	timer    func() bool // the pending debounce, nil when none
