@@ -45,6 +45,8 @@ type Settings struct {
 	A2A A2ASettings `json:"a2a"`
 	// IDE is gemini-cli's ide: the IDE companion (docs/ide.md).
 	IDE IDESettings `json:"ide"`
+	// Cluster runs agentry past one machine (docs/deployment.md).
+	Cluster ClusterSettings `json:"cluster"`
 
 	// Workspace is the absolute, symlink-resolved workspace directory.
 	Workspace string `json:"-"`
@@ -311,6 +313,32 @@ type A2AWSSettings struct {
 	// ReplayEvents is how many of a session's events are kept for clients
 	// that reconnect (0: 4096).
 	ReplayEvents int `json:"replayEvents"`
+}
+
+// ClusterSettings run agentry past one machine: agentry serve replicas
+// sharing PostgreSQL, and model health shared by every process of the
+// fleet (docs/deployment.md).
+type ClusterSettings struct {
+	// Enabled makes agentry serve one replica among others that share
+	// session.postgresDsn (session.store must be postgres), and shares
+	// the model availability state through it. Default false: one
+	// process, on its own.
+	Enabled bool `json:"enabled"`
+	// AdvertiseURL is the base URL the other replicas reach this one at
+	// (http://host:port); default the URL agentry serve listens on.
+	AdvertiseURL string `json:"advertiseUrl"`
+	// ModelLimits caps the calls to a model across the fleet, by model
+	// name: {"gemini-2.5-flash": {"maxConcurrent": 8, "requestsPerMinute": 600}}.
+	ModelLimits map[string]ModelLimit `json:"modelLimits"`
+}
+
+// ModelLimit is a fleet-wide cap on the calls to one model; zero is no
+// cap.
+type ModelLimit struct {
+	// MaxConcurrent is how many calls may run at once.
+	MaxConcurrent int `json:"maxConcurrent"`
+	// RequestsPerMinute is how many calls may start in a minute.
+	RequestsPerMinute int `json:"requestsPerMinute"`
 }
 
 // IDESettings are gemini-cli's ide settings.
