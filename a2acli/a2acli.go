@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -138,6 +139,14 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logger receives debug logs; nil is slog.Default().
 	Logger *slog.Logger
+	// WatchEvery is how often a task waiting for the user's answer is
+	// read while the question is asked, to withdraw the question when the
+	// answer came from elsewhere (a shared session's terminal, IDE or
+	// another client); 0 is every second.
+	WatchEvery time.Duration
+
+	// after makes the watch's timers; nil is time.After (tests).
+	after func(time.Duration) <-chan time.Time
 }
 
 // Outcome is where a run left the task.

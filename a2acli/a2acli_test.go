@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/protocol/devtool"
 )
 
@@ -175,6 +176,7 @@ func TestReattachPending(t *testing.T) {
 	if err := cfg.check(); err != nil {
 		t.Fatal(err)
 	}
+	cfg.after = never
 	r := &run{cfg: &cfg, conn: conn, out: newTextOutput(&out, &errb, false), ask: newAsker(&cfg), t: newTracker()}
 	o, err := r.run(t.Context())
 	if err != nil || o.State != a2a.TaskStateCompleted {
@@ -229,5 +231,127 @@ func TestInterrupt(t *testing.T) {
 	}
 	if fmt.Sprint(conn.canceled) != "[task-9]" || o.State != a2a.TaskStateCanceled {
 		t.Errorf("canceled %v, state %s; want task-9 canceled", conn.canceled, o.State)
+	}
+}
+
+// watchConn is a scriptConn whose task, read while the question is
+// asked, still waits, then has moved on: somebody else answered.
+type watchConn struct {
+	scriptConn
+	reads   int
+	resumed bool
+}
+
+func (w *watchConn) get(context.Context, a2a.TaskID) (*a2a.Task, error) {
+	w.reads++
+	state := a2a.TaskStateInputRequired
+	if w.reads > 1 {
+		state = a2a.TaskStateWorking
+	}
+	return &a2a.Task{ID: "task-1", ContextID: "context-1", Status: a2a.TaskStatus{State: state}}, nil
+}
+
+func (w *watchConn) resume(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	w.resumed = true
+	return w.scriptConn.resume(ctx, id)
+}
+
+// TestAnsweredElsewhere: while the confirmation is asked on a stdin that
+// says nothing, the task is read on the watch's clock; once it no longer
+// waits (a shared session's terminal, IDE or other client answered), the
+// question is withdrawn and the task followed on to its end, with no
+// answer sent.
+func TestAnsweredElsewhere(t *testing.T) {
+	ext := recorded(t, "ext")
+	conn := &watchConn{scriptConn: scriptConn{streams: [][]a2a.Event{ext[0], ext[1]}}}
+	silent, w := io.Pipe()
+	t.Cleanup(func() { w.Close() })
+	var out, errb bytes.Buffer
+	var timers proctest.Timers
+	cfg := Config{URL: "http://127.0.0.1:41242", Prompt: "run the command", Out: &out, Err: &errb,
+		Answers: func() (io.Reader, error) { return silent, nil }}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.after = timers.After
+	r := &run{cfg: &cfg, conn: conn, out: newTextOutput(&out, &errb, false), ask: newAsker(&cfg), t: newTracker()}
+	type result struct {
+		o   Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		o, err := r.run(t.Context())
+		done <- result{o, err}
+	}()
+	timers.Fire(t, defaultWatchEvery) // still waiting: the question stands
+	timers.Fire(t, defaultWatchEvery) // answered elsewhere
+	res := <-done
+	if res.err != nil || res.o.State != a2a.TaskStateCompleted {
+		t.Fatalf("%+v %v\n%s", res.o, res.err, errb.String())
+	}
+	if len(conn.sent) != 1 || !conn.resumed {
+		t.Fatalf("%d requests sent (want the prompt alone), resumed %v", len(conn.sent), conn.resumed)
+	}
+	for _, want := range []string{"Answer [y/a/n]: ", "run_shell_command was answered elsewhere; following the task", "✓ run_shell_command"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if out.String() != "I'll run it.\nDone: proof.txt holds a2a-ok." {
+		t.Errorf("stdout %q", out.String())
+	}
+}
+
+// endedConn is a watchConn whose task had ended by the time it is
+// followed again: resume fails at once and GetTask gives the task.
+type endedConn struct{ watchConn }
+
+func (e *endedConn) resume(context.Context, a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	e.resumed = true
+	return func(yield func(a2a.Event, error) bool) { yield(nil, a2a.ErrUnsupportedOperation) }
+}
+
+func (e *endedConn) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	if !e.resumed {
+		return e.watchConn.get(ctx, id)
+	}
+	answer := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("Done after all."))
+	confirmed := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewDataPart(map[string]any{"tool_call_id": "c1", "selected_option_id": "proceed_once"}))
+	early := a2a.NewMessage(a2a.MessageRoleAgent, a2a.NewTextPart("I'll run it."))
+	return &a2a.Task{ID: "task-1", ContextID: "context-1", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
+		History: []*a2a.Message{early, confirmed, answer}}, nil
+}
+
+// TestAnsweredElsewhereAfterTheEnd: a task answered elsewhere that ended
+// before it is followed again is read with GetTask, and what it said
+// after the answer is shown.
+func TestAnsweredElsewhereAfterTheEnd(t *testing.T) {
+	conn := &endedConn{watchConn{scriptConn: scriptConn{streams: [][]a2a.Event{recorded(t, "ext")[0]}}}}
+	silent, w := io.Pipe()
+	t.Cleanup(func() { w.Close() })
+	var out, errb bytes.Buffer
+	var timers proctest.Timers
+	cfg := Config{URL: "http://127.0.0.1:41242", Prompt: "run the command", Out: &out, Err: &errb,
+		Answers: func() (io.Reader, error) { return silent, nil }}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.after = timers.After
+	r := &run{cfg: &cfg, conn: conn, out: newTextOutput(&out, &errb, false), ask: newAsker(&cfg), t: newTracker()}
+	done := make(chan error, 1)
+	var o Outcome
+	go func() {
+		var err error
+		o, err = r.run(t.Context())
+		done <- err
+	}()
+	timers.Fire(t, defaultWatchEvery)
+	timers.Fire(t, defaultWatchEvery)
+	if err := <-done; err != nil || o.State != a2a.TaskStateCompleted {
+		t.Fatalf("%+v %v\n%s", o, err, errb.String())
+	}
+	if out.String() != "I'll run it.\nDone after all." {
+		t.Errorf("stdout %q, want the answer given after the confirmation", out.String())
 	}
 }

@@ -31,9 +31,18 @@ type asker struct {
 	open    func() (io.Reader, error)
 	w       io.Writer // where questions are written
 
-	r   *bufio.Reader
-	tty bool  // r is a terminal, which echoes the answer itself
-	err error // why nothing can answer, once known
+	// lines receives the reader's lines from the one goroutine reading
+	// them, so that a question withdrawn mid-read leaves no second reader
+	// behind.
+	lines chan lineRead
+	tty   bool  // the reader is a terminal, which echoes the answer itself
+	err   error // why nothing can answer, once known
+}
+
+// lineRead is one line read, or the error that ended the reading.
+type lineRead struct {
+	s   string
+	err error
 }
 
 func newAsker(cfg *Config) *asker {
@@ -43,7 +52,7 @@ func newAsker(cfg *Config) *asker {
 // ready opens the reader on first use, and reports why nothing can
 // answer.
 func (a *asker) ready() error {
-	if a.err != nil || a.r != nil {
+	if a.err != nil || a.lines != nil {
 		return a.err
 	}
 	if a.open == nil {
@@ -55,9 +64,22 @@ func (a *asker) ready() error {
 		a.err = fmt.Errorf("%w: %w", errNoAnswer, err)
 		return a.err
 	}
-	a.r = bufio.NewReader(r)
 	f, ok := r.(*os.File)
 	a.tty = ok && term.IsTerminal(int(f.Fd()))
+	a.lines = make(chan lineRead)
+	go func() {
+		br := bufio.NewReader(r)
+		for {
+			s, err := br.ReadString('\n')
+			if err == io.EOF && s != "" {
+				err = nil
+			}
+			a.lines <- lineRead{strings.TrimRight(s, "\r\n"), err}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	return nil
 }
 
@@ -66,20 +88,8 @@ func (a *asker) line(ctx context.Context) (string, error) {
 	if err := a.ready(); err != nil {
 		return "", err
 	}
-	type result struct {
-		s   string
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		s, err := a.r.ReadString('\n')
-		if err == io.EOF && s != "" {
-			err = nil
-		}
-		ch <- result{strings.TrimRight(s, "\r\n"), err}
-	}()
 	select {
-	case res := <-ch:
+	case res := <-a.lines:
 		if res.err != nil {
 			if res.err == io.EOF {
 				a.err = fmt.Errorf("%w: the input ended", errNoAnswer)

@@ -28,6 +28,9 @@ type conn interface {
 	send(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error]
 	// subscribe follows a task that is running.
 	subscribe(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a.Event, error]
+	// resume follows a task, waiting for input when last seen, that was
+	// answered by somebody else.
+	resume(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a.Event, error]
 	// get reads a task.
 	get(ctx context.Context, task a2a.TaskID) (*a2a.Task, error)
 	// cancel cancels a task.
@@ -129,6 +132,10 @@ func (c *sdkConn) send(ctx context.Context, req *a2a.SendMessageRequest) iter.Se
 
 func (c *sdkConn) subscribe(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a.Event, error] {
 	return c.client.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task})
+}
+
+func (c *sdkConn) resume(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	return c.subscribe(ctx, task)
 }
 
 func (c *sdkConn) get(ctx context.Context, task a2a.TaskID) (*a2a.Task, error) {

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -50,6 +51,14 @@ func (s *scriptConn) send(_ context.Context, req *a2a.SendMessageRequest) iter.S
 func (s *scriptConn) subscribe(context.Context, a2a.TaskID) iter.Seq2[a2a.Event, error] {
 	return s.next()
 }
+
+func (s *scriptConn) resume(context.Context, a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	return s.next()
+}
+
+// never is a watch clock that never ticks: the scripted answers come
+// first.
+func never(time.Duration) <-chan time.Time { return nil }
 
 func (s *scriptConn) get(context.Context, a2a.TaskID) (*a2a.Task, error) {
 	return nil, a2a.ErrTaskNotFound
@@ -152,6 +161,7 @@ func TestGolden(t *testing.T) {
 			if err := cfg.check(); err != nil {
 				t.Fatal(err)
 			}
+			cfg.after = never
 			conn := &scriptConn{streams: recorded(t, c.events)}
 			var o output = &jsonOutput{out: cfg.Out, err: cfg.Err}
 			if cfg.Output == OutputText {

@@ -105,6 +105,16 @@ func (l *liveConn) subscribe(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a
 	return l.send(ctx, &a2a.SendMessageRequest{Message: m})
 }
 
+// resume reads on the open stream, which the server goes on writing the
+// task's events to whoever answered; without one, it reattaches.
+func (l *liveConn) resume(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	st := l.stream()
+	if st == nil {
+		return l.subscribe(ctx, task)
+	}
+	return func(yield func(a2a.Event, error) bool) { read(st, yield) }
+}
+
 // read yields the stream's events until the server half-closes it (the
 // task ended) or the caller stops.
 func read(st *liveclient.Stream, yield func(a2a.Event, error) bool) {

@@ -25,6 +25,9 @@ type output interface {
 	breakLine()
 	// connected says which agent was reached, and how.
 	connected(agent, where string)
+	// catchUp shows what the task said after the last user message, from
+	// its history: a task answered elsewhere and read once it had ended.
+	catchUp(task *a2a.Task)
 	end(o Outcome, reason, url string)
 }
 
@@ -51,6 +54,9 @@ func (j *jsonOutput) note(msg string) { fmt.Fprintln(j.err, msg) }
 func (j *jsonOutput) breakLine() {}
 
 func (j *jsonOutput) connected(string, string) {}
+
+// catchUp writes nothing: the task's line that follows holds its history.
+func (j *jsonOutput) catchUp(*a2a.Task) {}
 
 func (j *jsonOutput) end(Outcome, string, string) {}
 
@@ -122,6 +128,20 @@ func (t *textOutput) warn(msg string) { t.say("Warning: " + msg) }
 func (t *textOutput) note(msg string) { t.say(msg) }
 
 func (t *textOutput) breakLine() { t.newline() }
+
+func (t *textOutput) catchUp(task *a2a.Task) {
+	last := -1
+	for i, m := range task.History {
+		if m != nil && m.Role == a2a.MessageRoleUser {
+			last = i
+		}
+	}
+	for _, m := range task.History[last+1:] {
+		if m != nil {
+			t.answer(partsText(m.Parts))
+		}
+	}
+}
 
 func (t *textOutput) connected(agent, where string) {
 	if agent = oneLine(agent); agent == "" {

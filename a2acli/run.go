@@ -2,6 +2,7 @@ package a2acli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -193,6 +194,12 @@ func (r *run) run(ctx context.Context) (Outcome, error) {
 			break
 		}
 		req, err := r.answer(ctx)
+		if errors.Is(err, errAnsweredElsewhere) {
+			// Somebody else answered (the terminal, the IDE, another
+			// client): follow the task on from there.
+			events = r.follows(ctx, r.conn.resume, true)
+			continue
+		}
 		if err != nil {
 			err = r.failed(ctx, err)
 			return r.outcome(), err
@@ -283,14 +290,25 @@ func (r *run) cancelTask(ctx context.Context) {
 // does not run (it waits for input, or has ended) is read with GetTask
 // instead.
 func (r *run) reattach(ctx context.Context) iter.Seq2[a2a.Event, error] {
+	return r.follows(ctx, r.conn.subscribe, false)
+}
+
+// follows follows the task through how (subscribe or resume), or reads
+// it with GetTask when how fails at once (the task has ended); catchUp
+// then shows what the task said since the last user message, which this
+// run did not see.
+func (r *run) follows(ctx context.Context, how func(context.Context, a2a.TaskID) iter.Seq2[a2a.Event, error], catchUp bool) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		started := false
-		for ev, err := range r.conn.subscribe(ctx, r.t.taskID) {
+		for ev, err := range how(ctx, r.t.taskID) {
 			if err != nil && !started && ctx.Err() == nil {
 				task, gerr := r.conn.get(ctx, r.t.taskID)
 				if gerr != nil {
 					yield(nil, fmt.Errorf("cannot follow task %s: %w (and GetTask: %w)", r.t.taskID, err, gerr))
 					return
+				}
+				if catchUp {
+					r.out.catchUp(task)
 				}
 				yield(task, nil)
 				return
@@ -314,7 +332,14 @@ func (r *run) answer(ctx context.Context) (*a2a.SendMessageRequest, error) {
 	}
 	r.out.breakLine()
 	if tc, ok := r.t.nextPending(); ok {
-		option, declined, err := r.ask.confirm(ctx, tc)
+		actx, stop := r.watch(ctx, tc.ToolCallID)
+		option, declined, err := r.ask.confirm(actx, tc)
+		stop()
+		if errors.Is(err, errAnsweredElsewhere) {
+			r.t.answered[tc.ToolCallID] = true
+			r.out.note(fmt.Sprintf("%s was answered elsewhere; following the task", oneLine(tc.ToolName)))
+			return nil, err
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -329,8 +354,13 @@ func (r *run) answer(ctx context.Context) (*a2a.SendMessageRequest, error) {
 		}
 		return reply(a2a.NewDataPart(map[string]any{"tool_call_id": tc.ToolCallID, "selected_option_id": option})), nil
 	}
-	text, err := r.ask.question(ctx, r.t.question)
+	actx, stop := r.watch(ctx, "")
+	text, err := r.ask.question(actx, r.t.question)
+	stop()
 	switch {
+	case errors.Is(err, errAnsweredElsewhere):
+		r.out.note("The agent's question was answered elsewhere; following the task")
+		return nil, err
 	case errors.Is(err, errNoAnswer):
 		r.out.warn(fmt.Sprintf("the agent's question was not answered: %v", err))
 		return nil, nil
@@ -338,6 +368,68 @@ func (r *run) answer(ctx context.Context) (*a2a.SendMessageRequest, error) {
 		return nil, err
 	}
 	return reply(a2a.NewTextPart(text)), nil
+}
+
+// errAnsweredElsewhere ends a question the task no longer waits for.
+var errAnsweredElsewhere = errors.New("answered elsewhere")
+
+// defaultWatchEvery is how often a task waiting on the user is read
+// while the question is asked.
+const defaultWatchEvery = time.Second
+
+// watch returns a context for asking about the task's pending call (or
+// its question, callID ""), cancelled with errAnsweredElsewhere once the
+// task no longer waits for that answer: a shared session's terminal, its
+// IDE or another client answered first. The task is read every
+// Config.WatchEvery; stop ends the watch.
+func (r *run) watch(ctx context.Context, callID string) (context.Context, func()) {
+	actx, cancel := context.WithCancelCause(ctx)
+	if r.cfg.Approve != ApproveAsk || r.t.taskID == "" {
+		return actx, func() { cancel(nil) }
+	}
+	every := cmp.Or(r.cfg.WatchEvery, defaultWatchEvery)
+	after := r.cfg.after
+	if after == nil {
+		after = time.After
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-after(every):
+			case <-actx.Done():
+				return
+			}
+			task, err := r.conn.get(actx, r.t.taskID)
+			if err != nil {
+				continue // the next read may work; the question stands
+			}
+			if !stillWaits(task, callID) {
+				cancel(errAnsweredElsewhere)
+				return
+			}
+		}
+	}()
+	return actx, func() {
+		cancel(nil)
+		<-done
+	}
+}
+
+// stillWaits reports whether task still waits for the answer to callID
+// (for its question, callID "").
+func stillWaits(task *a2a.Task, callID string) bool {
+	if task.Status.State != a2a.TaskStateInputRequired {
+		return false
+	}
+	if callID == "" {
+		return true
+	}
+	probe := newTracker()
+	probe.observe(task)
+	tc, ok := probe.calls[callID]
+	return !ok || tc.Status == devtool.StatusPending
 }
 
 // tracker follows the task through its events: its ids and state, the

@@ -80,6 +80,10 @@ func (w *wsConn) subscribe(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a.E
 	return w.events(ctx, "SubscribeToTask", &a2a.SubscribeToTaskRequest{ID: task})
 }
 
+func (w *wsConn) resume(ctx context.Context, task a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	return w.subscribe(ctx, task)
+}
+
 func (w *wsConn) get(ctx context.Context, task a2a.TaskID) (*a2a.Task, error) {
 	var t a2a.Task
 	if err := w.c.Call(ctx, "GetTask", &a2a.GetTaskRequest{ID: task}, &t); err != nil {

@@ -102,13 +102,21 @@ func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 		// latest context, as gemini-cli's VS Code companion does on a
 		// session's first GET.
 		ss.transport.ServeHTTP(&flushHook{ResponseWriter: w, once: func() {
+			greeted := false
 			ss.greeted.Do(func() {
+				greeted = true
 				s.mu.Lock()
 				c := s.ctx
 				s.mu.Unlock()
-				go s.notify(ss, idewire.NotifyContextUpdate, c)
+				// The CLI counts once the context is on its way.
+				go func() {
+					s.notify(ss, idewire.NotifyContextUpdate, c)
+					s.count(ss, true)
+				}()
 			})
-			s.count(ss, true)
+			if !greeted {
+				s.count(ss, true) // a stream opened again
+			}
 		}}, r)
 		// The stream ended: the CLI went away (or will open another).
 		s.count(ss, false)

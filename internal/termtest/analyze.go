@@ -634,9 +634,15 @@ func (a *analyzer) eraseDisplay(mode int) {
 	top := a.liveTop()
 	switch mode {
 	case 0:
-		if s.row == 0 {
+		switch {
+		case s.row == 0 && s.col == 0 && !s.hasContentFrom(0):
+			// Erasing an empty screen from its top clears nothing a
+			// user could see flicker: an inline program's first frame
+			// drawn before anything was printed.
+			a.count(&a.report.EraseBelow, 1)
+		case s.row == 0:
 			a.event(ClearScreen)
-		} else {
+		default:
 			a.count(&a.report.EraseBelow, 1)
 		}
 		if !a.damage(top, s.row, s.col, s.cols) {
@@ -834,6 +840,16 @@ func (s *screen) hasContent(y, x0, x1 int) bool {
 	}
 	for _, c := range s.cells[y][max(x0, 0):min(x1, s.cols)] {
 		if c != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasContentFrom reports whether any row from y down holds a glyph.
+func (s *screen) hasContentFrom(y int) bool {
+	for ; y < s.rows; y++ {
+		if s.hasContent(y, 0, s.cols) {
 			return true
 		}
 	}

@@ -99,6 +99,9 @@ func TestAnalyzeClearScreens(t *testing.T) {
 		{"abc\r\n\x1b[?2J", 1, 0},
 		{"abc\r\n\x1b[1J\x1b[K\x1b[2K", 0, 0},
 		{"plain\r\ntext\r\n", 0, 0},
+		// An empty screen erased from its top: nothing to flicker.
+		{"\x1b[J", 0, 1},
+		{"\x1b[H\x1b[Jabc", 0, 1},
 	} {
 		r := Analyze(RecordingOf(10, 4, []byte(tc.in)), AnalyzeOptions{})
 		if r.ClearScreens != tc.clears || r.EraseBelow != tc.eraseBelow {
