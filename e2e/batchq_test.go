@@ -1,0 +1,223 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/agentry-dev/agentry/internal/fakegemini"
+	"github.com/agentry-dev/agentry/internal/pgtest"
+)
+
+// proc is an agentry process started in the background.
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	exited chan struct{} // closed when Wait returned
+}
+
+// start starts agentry with args in e; the process is killed when the
+// test ends if it is still running.
+func (e *env) start(args ...string) *proc {
+	e.t.Helper()
+	p := &proc{cmd: e.cmd(args...), stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	p.cmd.Stderr = &lockedWriter{w: p.stderr}
+	if err := p.cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.exited)
+	}()
+	e.t.Cleanup(func() {
+		select {
+		case <-p.exited:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+// wait waits for the process to end within limit and returns its exit
+// code.
+func (p *proc) wait(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(limit):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		t.Fatalf("agentry %q did not end within %v; stderr:\n%s", p.cmd.Args[1:], limit, p.stderr)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// lockedWriter serialises writes to a buffer read by the test.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// promptID finds a prompt's id in the text the model is sent.
+var promptID = regexp.MustCompile(`q[0-9]{4}`)
+
+// TestBatchQueueWorkerKilled: 500 prompts enqueued on PostgreSQL, run by
+// three worker processes against the fake Gemini server, which answers
+// each prompt with its id (every tenth prompt's first call gets a 429,
+// retried); one worker is SIGKILLed once results exist, with prompts in
+// flight. River's rescuer makes its jobs available again after the job
+// timeout: the follower writes every id exactly once with its own answer,
+// as "batch results" does, and the other workers stop gracefully on
+// SIGTERM.
+func TestBatchQueueWorkerKilled(t *testing.T) {
+	dsn := pgtest.Schema(t, "batch queue", "e2e_batchq_")
+	const n = 500
+	var mu sync.Mutex
+	calls := map[string]int{}
+	srv := fakegemini.New(t, fakegemini.WithResponder(func(r *fakegemini.Request) (fakegemini.Step, bool) {
+		id := promptID.FindString(r.LastUserText())
+		if id == "" {
+			return fakegemini.Step{}, false
+		}
+		mu.Lock()
+		calls[id]++
+		first := calls[id] == 1
+		mu.Unlock()
+		if num, _ := strconv.Atoi(id[1:]); first && num%10 == 0 {
+			return capacity429(10 * time.Millisecond), true
+		}
+		// Slow enough that every worker has prompts in flight.
+		return fakegemini.Slow(fakegemini.Text("answer for ", id), 40*time.Millisecond), true
+	}))
+	e := newEnv(t)
+	e.set("GEMINI_API_KEY="+fakegemini.DefaultAPIKey, "GOOGLE_GEMINI_BASE_URL="+srv.URL)
+	var in []string
+	for i := range n {
+		id := fmt.Sprintf("q%04d", i)
+		in = append(in, request(id, "Answer with the code "+id+".", ""))
+	}
+	input := e.batchInput(in...)
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+
+	follower := e.start("batch", "--queue", dsn, "--batch", "kill", "-m", "gemini-2.5-flash", "-o", out, input)
+	var workers []*proc
+	for range 3 {
+		workers = append(workers, e.start("worker", "--queue", dsn, "-c", "4", "--job-timeout", "2s", "--rescue-after", "3s", "--grace", "5s"))
+	}
+
+	pool, err := pgxpool.New(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	count := func(q string) int {
+		var c int
+		if err := pool.QueryRow(t.Context(), q).Scan(&c); err != nil {
+			return -1 // the tables may not exist yet
+		}
+		return c
+	}
+	waitFor(t, "100 results", 30*time.Second, func() bool {
+		return count(`SELECT count(*) FROM agentry_batch_results WHERE batch = 'kill'`) >= 100
+	})
+	victim := workers[0]
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	victim.wait(t, 10*time.Second)
+	killedAt := time.Now()
+
+	if code := follower.wait(t, 90*time.Second); code != 0 {
+		t.Fatalf("batch --queue: exit %d\nstderr:\n%s", code, follower.stderr)
+	}
+	t.Logf("all results %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := results(t, string(data))
+	if len(got) != n {
+		t.Errorf("%d results, want %d", len(got), n)
+	}
+	for i := range n {
+		id := fmt.Sprintf("q%04d", i)
+		if res := got[id]; res["status"] != "success" || res["response"] != "answer for "+id {
+			t.Errorf("%s: %v", id, res)
+		}
+	}
+	// The lines are in input order, as "batch results" writes them.
+	r := e.run("", "batch", "results", "--queue", dsn, "kill")
+	if r.code != 0 || r.stdout != string(data) {
+		t.Errorf("batch results: exit %d, same lines as the follower's: %v\nstderr:\n%s", r.code, r.stdout == string(data), r.stderr)
+	}
+	var ids []string
+	for _, l := range lines(t, r.stdout) {
+		ids = append(ids, l["id"].(string))
+	}
+	for i, id := range ids {
+		if want := fmt.Sprintf("q%04d", i); id != want {
+			t.Errorf("line %d is %s, want %s", i+1, id, want)
+			break
+		}
+	}
+
+	// The killed worker's prompts took a second attempt.
+	r = e.run("", "batch", "status", "--json", "--queue", dsn, "kill")
+	var st struct{ Total, Queued, Running, Done, Failed, Retried int }
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatalf("batch status --json: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	if st.Total != n || st.Done != n || st.Failed != 0 || st.Queued != 0 || st.Running != 0 || st.Retried < 1 {
+		t.Errorf("status = %+v, want %d done and at least one retried", st, n)
+	}
+	if w := count(`SELECT count(DISTINCT worker) FROM agentry_batch_results WHERE batch = 'kill'`); w != 3 {
+		t.Errorf("results from %d workers, want 3", w)
+	}
+
+	for _, w := range workers[1:] {
+		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range workers[1:] {
+		if code := w.wait(t, 20*time.Second); code != 0 || !strings.Contains(w.stderr.String(), "worker stopped") {
+			t.Errorf("worker after SIGTERM: exit %d\nstderr:\n%s", code, w.stderr)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, failing t after limit (a hang
+// guard).
+func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	defer cancel()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
