@@ -44,6 +44,11 @@ const (
 	// rescueMargin is how long after its timeout a running job is taken
 	// for dead when RescueAfter is not set.
 	rescueMargin = time.Minute
+	// DefaultFetchCooldown is the least time between two fetches of one
+	// worker (River's default is 100 ms, which caps a worker at Workers
+	// jobs per 100 ms whatever their length: a batch of short prompts
+	// would wait on the queue rather than on the model).
+	DefaultFetchCooldown = 10 * time.Millisecond
 	// insertChunk bounds the jobs of one InsertManyTx call.
 	insertChunk = 1000
 )
@@ -104,6 +109,9 @@ type Config struct {
 	// MaxAttempts bounds River's attempts at a job
 	// (DefaultMaxAttempts when 0).
 	MaxAttempts int
+	// FetchCooldown is the least time between two fetches of jobs by
+	// this worker (DefaultFetchCooldown when 0).
+	FetchCooldown time.Duration
 	// ID names this worker in River and in the results (host-pid when
 	// empty).
 	ID string
@@ -165,6 +173,9 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}
+	if cfg.FetchCooldown <= 0 {
+		cfg.FetchCooldown = DefaultFetchCooldown
+	}
 	if cfg.ID == "" {
 		host, _ := os.Hostname()
 		cfg.ID = host + "-" + strconv.Itoa(os.Getpid())
@@ -183,6 +194,7 @@ func New(ctx context.Context, cfg Config) (*Queue, error) {
 		JobTimeout:           cfg.JobTimeout,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 		MaxAttempts:          cfg.MaxAttempts,
+		FetchCooldown:        cfg.FetchCooldown,
 		Logger:               cfg.Logger,
 		Workers:              workers,
 		// Results live in agentry_batch_results; River's finished jobs

@@ -221,3 +221,72 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) {
 		}
 	}
 }
+
+// BenchmarkBatchQueueReplay runs 1,000 replayed prompts (a tool call and
+// an answer each) twice per iteration: by today's in-process batch with
+// -c 12, and enqueued on PostgreSQL for three workers with -c 4 each
+// (started before the clock runs), from the enqueue to the result file.
+// It reports each one's ms per prompt and throughput, and the queue's
+// overhead per job: the extra wall time per prompt, and the same in
+// worker-slot time (times the 12 slots).
+func BenchmarkBatchQueueReplay(b *testing.B) {
+	const n, slots = 1000, 12
+	dsn := pgtest.Schema(b, "batch queue", "bench_batchq_")
+	home, ws := b.TempDir(), b.TempDir()
+	replay := "replay:" + filepath.Join(repoRoot, "examples", "batch-replay.jsonl")
+	var in strings.Builder
+	for i := range n {
+		in.WriteString(request(fmt.Sprintf("b%04d", i), "What files are in this workspace?", "") + "\n")
+	}
+	input := filepath.Join(b.TempDir(), "in.jsonl")
+	if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	command := func(args ...string) *exec.Cmd {
+		c := exec.Command(binary, args...)
+		c.Dir = ws
+		c.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		return c
+	}
+	var workers []*exec.Cmd
+	for range 3 {
+		w := command("worker", "--queue", dsn, "-c", fmt.Sprint(slots/3))
+		if err := w.Start(); err != nil {
+			b.Fatal(err)
+		}
+		workers = append(workers, w)
+	}
+	defer func() {
+		for _, w := range workers {
+			_ = w.Process.Signal(syscall.SIGTERM)
+			_ = w.Wait()
+		}
+	}()
+	out := filepath.Join(b.TempDir(), "out.jsonl")
+	var local, queued time.Duration
+	iter := 0
+	for b.Loop() {
+		iter++
+		start := time.Now()
+		if o, err := command("batch", "-c", fmt.Sprint(slots), "-m", replay, "-o", out, input).CombinedOutput(); err != nil {
+			b.Fatalf("batch: %v\n%s", err, o)
+		}
+		local += time.Since(start)
+		start = time.Now()
+		if o, err := command("batch", "--queue", dsn, "--batch", fmt.Sprint("bench-", iter), "-m", replay, "-o", out, input).CombinedOutput(); err != nil {
+			b.Fatalf("batch --queue: %v\n%s", err, o)
+		}
+		queued += time.Since(start)
+		if data, err := os.ReadFile(out); err != nil || bytes.Count(data, []byte(`"status":"success"`)) != n {
+			b.Fatalf("queued batch: not %d successes (%v)", n, err)
+		}
+	}
+	perLocal := float64(local.Milliseconds()) / float64(iter*n)
+	perQueued := float64(queued.Milliseconds()) / float64(iter*n)
+	b.ReportMetric(perLocal, "local-ms/prompt")
+	b.ReportMetric(perQueued, "queue-ms/prompt")
+	b.ReportMetric(1000/perLocal, "local-prompts/s")
+	b.ReportMetric(1000/perQueued, "queue-prompts/s")
+	b.ReportMetric(perQueued-perLocal, "overhead-ms/prompt")
+	b.ReportMetric((perQueued-perLocal)*slots, "overhead-slot-ms/job")
+}
