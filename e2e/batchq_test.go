@@ -290,3 +290,51 @@ func BenchmarkBatchQueueReplay(b *testing.B) {
 	b.ReportMetric(perQueued-perLocal, "overhead-ms/prompt")
 	b.ReportMetric((perQueued-perLocal)*slots, "overhead-slot-ms/job")
 }
+
+// TestBatchQueueErrorsAndReenqueue: the queue commands' errors are plain,
+// and enqueueing the same file again (with --no-wait) names the same batch
+// and inserts nothing.
+func TestBatchQueueErrorsAndReenqueue(t *testing.T) {
+	dsn := pgtest.Schema(t, "batch queue", "e2e_batchq_")
+	e := newEnv(t)
+	input := e.batchInput(request("a", "p", ""), `{"id": "b"}`)
+	empty := e.writeFile("empty.jsonl", "\n\n")
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"batch", "--queue", "postgres://u:secret@h:notaport/db", input}, 42, "not a PostgreSQL DSN"},
+		{[]string{"batch", "--queue", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=2", input}, 1, "cannot reach PostgreSQL at 127.0.0.1:1/db"},
+		{[]string{"batch", "--queue", dsn, empty}, 42, "has no prompt lines"},
+		{[]string{"batch", "status", "--queue", dsn, "nope"}, 42, `no batch "nope" on this queue`},
+		{[]string{"batch", "results", "--queue", dsn, "nope"}, 42, `no batch "nope" on this queue`},
+		{[]string{"batch", "--queue", dsn, "--resume", "-o", "x", input}, 42, "--resume and --retry-failed are for the in-process batch"},
+		{[]string{"batch", "--no-wait", input}, 42, "go with --queue"},
+	} {
+		r := e.run("", tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) || strings.Contains(r.stderr, "secret") {
+			t.Errorf("agentry %q: exit %d, stderr %q; want exit %d and %q", tt.args, r.code, r.stderr, tt.code, tt.want)
+		}
+	}
+	first := e.run("", "batch", "--queue", dsn, "--no-wait", input)
+	again := e.run("", "batch", "--queue", dsn, "--no-wait", input)
+	name := strings.TrimSpace(first.stdout)
+	if first.code != 0 || again.code != 0 || name == "" || strings.TrimSpace(again.stdout) != name {
+		t.Fatalf("enqueued twice: %q (exit %d) and %q (exit %d)\n%s%s", first.stdout, first.code, again.stdout, again.code, first.stderr, again.stderr)
+	}
+	if !strings.Contains(first.stderr, "1 jobs enqueued, 0 already queued, 1 with their result") ||
+		!strings.Contains(again.stderr, "0 jobs enqueued, 1 already queued, 1 with their result") {
+		t.Errorf("enqueue counts:\n%s%s", first.stderr, again.stderr)
+	}
+	r := e.run("", "batch", "status", "--queue", dsn, name)
+	if r.code != 0 || !strings.Contains(r.stdout, "total 2  queued 1  running 0  done 0  failed 1  retried 0") {
+		t.Errorf("status: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Unfinished: the bad line's result is written, and the exit code and
+	// stderr say the rest is missing.
+	r = e.run("", "batch", "results", "--queue", dsn, name)
+	if got := results(t, r.stdout); r.code != 1 || len(got) != 1 || got["line-2"] == nil && got["b"] == nil || !strings.Contains(r.stderr, "1 of 2 ids have their result") {
+		t.Errorf("results of an unfinished batch: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
