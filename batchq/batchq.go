@@ -85,7 +85,7 @@ type Line struct {
 
 // RunFunc runs one prompt. A prompt that ran and failed (a model error, a
 // turn limit) is a Line with [StatusError]; an error return means the
-// prompt did not finish (the worker stopping, the job's timeout, settings
+// prompt did not finish (the job's timeout, the worker stopping, settings
 // the worker cannot load) and makes River retry the job.
 type RunFunc func(ctx context.Context, job Job) (Line, error)
 
@@ -221,8 +221,8 @@ func (q *Queue) Start(ctx context.Context) error {
 
 // Shutdown stops working: no new jobs are fetched and the running ones
 // have grace to finish; then their runs are cancelled (River's
-// StopAndCancel), which fails their attempt so that River retries them
-// on another worker. It returns when the client has stopped or ctx is
+// StopAndCancel), and River puts their jobs back in the queue, the
+// attempt not counted, for another worker. It returns when the client has stopped or ctx is
 // done.
 func (q *Queue) Shutdown(ctx context.Context, grace time.Duration) error {
 	soft, cancel := context.WithTimeout(ctx, grace)

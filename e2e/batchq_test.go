@@ -338,3 +338,54 @@ func TestBatchQueueErrorsAndReenqueue(t *testing.T) {
 		t.Errorf("results of an unfinished batch: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestBatchQueueWorkerSIGTERM: a worker told to stop while a prompt hangs
+// waits its grace period, cancels the prompt and exits 0; River releases
+// the job (the attempt not counted) and the next worker runs it: the id
+// has one result, from the second model call.
+func TestBatchQueueWorkerSIGTERM(t *testing.T) {
+	dsn := pgtest.Schema(t, "batch queue", "e2e_batchq_")
+	var mu sync.Mutex
+	calls := 0
+	srv := fakegemini.New(t, fakegemini.WithResponder(func(r *fakegemini.Request) (fakegemini.Step, bool) {
+		mu.Lock()
+		calls++
+		first := calls == 1
+		mu.Unlock()
+		if first {
+			return fakegemini.Hang(), true
+		}
+		return fakegemini.Text("answered"), true
+	}))
+	e := newEnv(t)
+	e.set("GEMINI_API_KEY="+fakegemini.DefaultAPIKey, "GOOGLE_GEMINI_BASE_URL="+srv.URL)
+	r := e.run("", "batch", "--queue", dsn, "--batch", "term", "-m", "gemini-2.5-flash", "--no-wait", e.batchInput(request("h", "p", "")))
+	if r.code != 0 {
+		t.Fatalf("enqueue: exit %d\n%s", r.code, r.stderr)
+	}
+	w1 := e.start("worker", "--queue", dsn, "--grace", "1s")
+	if _, err := srv.WaitRequests(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w1.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := w1.wait(t, 20*time.Second); code != 0 || !strings.Contains(w1.stderr.String(), "cancelling them") {
+		t.Fatalf("worker after SIGTERM: exit %d\nstderr:\n%s", code, w1.stderr)
+	}
+	w2 := e.start("worker", "--queue", dsn)
+	follow := e.run("", "batch", "--queue", dsn, "--batch", "term", "-m", "gemini-2.5-flash", e.batchInput(request("h", "p", "")))
+	got := results(t, follow.stdout)
+	if follow.code != 0 || len(got) != 1 || got["h"]["response"] != "answered" {
+		t.Errorf("follow: exit %d\n%s%s", follow.code, follow.stdout, follow.stderr)
+	}
+	r = e.run("", "batch", "status", "--queue", dsn, "term")
+	mu.Lock()
+	n := calls
+	mu.Unlock()
+	if !strings.Contains(r.stdout, "done 1  failed 0") || n != 2 {
+		t.Errorf("%d model calls, want 2; status:\n%s%s\nw1:\n%s\nw2:\n%s\nresult: %s", n, r.stdout, r.stderr, w1.stderr, w2.stderr, follow.stdout)
+	}
+	_ = w2.cmd.Process.Signal(syscall.SIGTERM)
+	w2.wait(t, 20*time.Second)
+}

@@ -43,15 +43,15 @@ credentials. Run as many workers, on as many machines, as the batch needs.
 
 A prompt that runs and fails (a model error) is an error result, as in the
 in-process batch. A job that does not finish — its run cancelled by
---job-timeout, this worker stopping, the batch's settings failing to load
+--job-timeout, the batch's settings failing to load
 here — is retried by the queue, up to --max-attempts. A worker that dies
 mid-prompt leaves its jobs running until --rescue-after, when the queue's
 rescuer makes them available to the other workers again; every id keeps
 exactly one result.
 
 SIGTERM or Ctrl-C stops fetching and gives the running prompts --grace to
-finish; those still running then are cancelled and retried elsewhere. A
-second signal exits at once. Logs go to stderr.`,
+finish; those still running then are cancelled and put back in the queue
+for another worker. A second signal exits at once. Logs go to stderr.`,
 		Args: cobra.NoArgs,
 		PreRun: func(*cobra.Command, []string) {
 			in.handle()
