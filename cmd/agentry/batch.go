@@ -86,6 +86,7 @@ func batchFlagKeys() map[string]string {
 
 func newBatchCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
 	f := &batchFlags{}
+	qf := &queueFlags{}
 	cmd := &cobra.Command{
 		Use:   "batch FILE.jsonl",
 		Short: "Run the agent on many prompts from a JSON lines file",
@@ -114,13 +115,31 @@ appended; a line cut short by a crash is removed first. With
 lines are replaced, so the file keeps one line per id. Ctrl-C stops the
 batch: running prompts are aborted and not written, so --resume runs them
 again; the exit code is then 130. Otherwise it is 0 when every prompt
-succeeded and 1 when any failed.`,
+succeeded and 1 when any failed.
+
+With --queue DSN the prompts are enqueued on a PostgreSQL job queue instead
+(unique by batch and id: running the same command again enqueues nothing
+twice) and run by "agentry worker --queue DSN" processes on any number of
+machines; this command prints the batch's name (--batch, default the file's
+name and a hash of its content and flags), follows its progress until every
+id has its result and writes the result lines, one per id in input order.
+--no-wait prints the name on stdout and exits. "agentry batch status" and
+"agentry batch results" show a queued batch's progress and write its lines.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			*exit = batchMain(cmd.Context(), cmd, f, args[0], io, sigs)
+			switch {
+			case qf.dsn != "" || cmd.Flags().Changed("queue"):
+				*exit = queueBatchMain(cmd.Context(), cmd, f, qf, args[0], io, sigs)
+			case qf.name != "" || qf.noWait:
+				writeErrorLine(io.err, &inputError{"--batch and --no-wait go with --queue DSN"})
+				*exit = runtime.ExitInput
+			default:
+				*exit = batchMain(cmd.Context(), cmd, f, args[0], io, sigs)
+			}
 			return nil
 		},
 	}
+	cmd.AddCommand(newBatchStatusCommand(io, exit), newBatchResultsCommand(io, exit))
 	fl := cmd.Flags()
 	fl.StringVarP(&f.model, "model", "m", "", "the default model: gemini-2.5-flash, flash, openai:<model>, replay:<file.jsonl> …")
 	fl.BoolVarP(&f.yolo, "yolo", "y", false, "approve every tool call (same as --approval-mode yolo)")
@@ -132,6 +151,9 @@ succeeded and 1 when any failed.`,
 	fl.StringVarP(&f.output, "output", "o", "", "write the results to `FILE` (default stdout)")
 	fl.BoolVar(&f.resume, "resume", false, "skip the ids already in the -o file and append to it")
 	fl.BoolVar(&f.retryFailed, "retry-failed", false, "with --resume: run the ids whose result in the -o file is an error again, replacing their lines")
+	fl.StringVar(&qf.dsn, "queue", "", "enqueue the prompts on the PostgreSQL job queue at `DSN` for agentry worker processes")
+	fl.StringVar(&qf.name, "batch", "", "with --queue: the batch's `NAME` (default the file's name and a hash of its content and flags)")
+	fl.BoolVar(&qf.noWait, "no-wait", false, "with --queue: print the batch's name and exit once it is enqueued")
 	return cmd
 }
 

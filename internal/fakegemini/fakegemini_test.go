@@ -720,6 +720,45 @@ func TestPerModelQueues(t *testing.T) {
 	}
 }
 
+func TestResponderAnswersUnscriptedRequests(t *testing.T) {
+	ctx := t.Context()
+	s := New(t, WithResponder(func(r *Request) (Step, bool) {
+		if r.LastUserText() == "unanswered" {
+			return Step{}, false
+		}
+		return Text("echo: " + r.LastUserText()), true
+	}))
+	s.Enqueue(Text("scripted"))
+	c := s.Client(ctx)
+	call := func(prompt string) string {
+		chunks, err := collect(c.Models.GenerateContentStream(ctx, "gemini-2.5-flash", genai.Text(prompt), nil))
+		if err != nil {
+			t.Fatalf("%s: %v", prompt, err)
+		}
+		return strings.Join(texts(chunks), "")
+	}
+	// The script comes first; the responder answers what it leaves.
+	for _, tt := range []struct{ prompt, want string }{
+		{"one", "scripted"},
+		{"two", "echo: two"},
+		{"three", "echo: three"},
+	} {
+		if got := call(tt.prompt); got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.prompt, got, tt.want)
+		}
+	}
+	rec := newRecordingTB(t)
+	s2 := New(rec, WithResponder(func(*Request) (Step, bool) { return Step{}, false }))
+	_, err := collect(s2.Client(ctx).Models.GenerateContentStream(ctx, "gemini-2.5-flash", genai.Text("x"), nil))
+	if err == nil {
+		t.Error("a request the responder declines succeeded")
+	}
+	rec.runCleanup()
+	if len(rec.errors()) == 0 {
+		t.Error("a request the responder declines did not fail the test")
+	}
+}
+
 func TestAPIKeyRequired(t *testing.T) {
 	ctx := t.Context()
 	s := New(t, WithAPIKey("secret"))

@@ -63,6 +63,28 @@ type RequestBody struct {
 	CachedContent string `json:"cachedContent,omitempty"`
 }
 
+// LastUserText is the text of the last user turn of a generation request
+// (its text parts joined), "" when it has none.
+func (r *Request) LastUserText() string {
+	if r.Body == nil {
+		return ""
+	}
+	for i := len(r.Body.Contents) - 1; i >= 0; i-- {
+		c := r.Body.Contents[i]
+		if c == nil || c.Role != genai.RoleUser {
+			continue
+		}
+		var b strings.Builder
+		for _, p := range c.Parts {
+			if p != nil {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
 // parsePath fills Method, Model and APIVersion from a path of the form
 // /{version}/models/{model}:{method}, or Vertex AI express mode's
 // /{version}/publishers/google/models/{model}:{method}.

@@ -75,6 +75,7 @@ type Server struct {
 	apiKey      string
 	hangLimit   time.Duration
 	allowUnused bool
+	respond     func(*Request) (Step, bool)
 	// done is closed when the test ends so that paced and hanging handlers
 	// return and the underlying server can shut down without waiting on them.
 	done chan struct{}
@@ -116,6 +117,16 @@ func WithHangLimit(d time.Duration) Option {
 // (e.g. a generous supply of retryable errors).
 func AllowUnused() Option {
 	return func(s *Server) { s.allowUnused = true }
+}
+
+// WithResponder answers the generation requests that find no scripted step
+// with respond's step, so that a test with many callers in any order (a
+// batch spread over processes) can answer each request from its content:
+// see [Request.LastUserText]. respond reporting false leaves the request
+// unscripted, which fails the test. It is called from the server's
+// handlers, concurrently.
+func WithResponder(respond func(*Request) (Step, bool)) Option {
+	return func(s *Server) { s.respond = respond }
 }
 
 // withServed sets a hook called as each handler returns. It is an option
@@ -361,6 +372,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	st, ok := s.next(&req)
+	if !ok && s.respond != nil && req.Method != MethodCountTokens {
+		st, ok = s.respond(&req)
+	}
 	if !ok {
 		if req.Method == MethodCountTokens {
 			writeJSON(w, map[string]any{"totalTokens": estimateRequestTokens(req.Body)})
