@@ -138,3 +138,47 @@ func TestServeIDEWithAgentryA2A(t *testing.T) {
 		})
 	}
 }
+
+// TestServeIDECompanionStartedLater: a companion started after agentry
+// serve is found with the next session: its edit opens in the editor.
+func TestServeIDECompanionStartedLater(t *testing.T) {
+	e, fake := ideEnv(t)
+	pid := strconv.Itoa(os.Getpid())
+	e.set("GEMINI_CLI_IDE_PID="+pid, "AGENTRY_A2A_TOKEN="+a2aToken)
+	notes := filepath.Join(e.ws, "notes.txt")
+	fake.Enqueue(fakegemini.Text("Hello."), fakegemini.Call("write_file", map[string]any{"file_path": notes, "content": "proposed\n"}), fakegemini.Text("Written."))
+	srv := e.serve("--port", "0", "-w", e.ws, "-m", "gemini-2.5-flash", "--ide")
+	comp := startCompanion(t, e, "--pid", pid)
+	hc := &http.Client{Transport: headerTransport{a2aToken}}
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(srv.url+"/", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(text string) *a2a.Task {
+		t.Helper()
+		res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("%#v", res)
+		}
+		return task
+	}
+	send("hello") // a new session: agentry serve looks for the companion again
+	if n := comp.next("clients"); n.Count == nil || *n.Count != 1 {
+		t.Fatalf("clients line %+v", n)
+	}
+	task := send("write the notes")
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("task %s, want it waiting for the confirmation", task.Status.State)
+	}
+	comp.next("openDiff")
+	comp.event(map[string]any{"type": "diffAccepted", "path": notes, "content": "from the editor\n"})
+	proctest.Eventually(t, "the edit to land", func() bool {
+		b, _ := os.ReadFile(notes)
+		return string(b) == "from the editor\n"
+	})
+}

@@ -22,10 +22,11 @@ type ideConn struct {
 	discover func() (ide.Endpoint, error)
 	log      *slog.Logger
 
-	mu     sync.Mutex
-	c      *ide.Client
-	epoch  uint64 // connections made; their updates are numbered epoch<<32 + n
-	detail string // why there is no client
+	mu       sync.Mutex
+	enabling bool // an Enable runs
+	c        *ide.Client
+	epoch    uint64 // connections made; their updates are numbered epoch<<32 + n
+	detail   string // why there is no client
 }
 
 var (
@@ -111,6 +112,29 @@ func (i *ideConn) Enable(ctx context.Context) error {
 	i.c, i.detail = c, ""
 	i.epoch++
 	return nil
+}
+
+// Retry connects in the background unless a connection is there or
+// being made: a server whose companion started after it finds it with
+// its next session.
+func (i *ideConn) Retry(ctx context.Context) {
+	i.mu.Lock()
+	if i.c != nil || i.enabling {
+		i.mu.Unlock()
+		return
+	}
+	i.enabling = true
+	i.mu.Unlock()
+	go func() {
+		defer func() {
+			i.mu.Lock()
+			i.enabling = false
+			i.mu.Unlock()
+		}()
+		if err := i.Enable(ctx); err != nil {
+			i.log.Debug("ide: no connection", "err", err)
+		}
+	}()
 }
 
 func (i *ideConn) setDetail(d string) {

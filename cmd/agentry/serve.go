@@ -371,11 +371,12 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		conn.log = log
 		go func() {
 			if err := conn.Enable(ctx); err != nil {
-				log.Warn("ide: not connected", "err", err)
+				log.Warn("ide: not connected; a new session tries again", "err", err)
 			}
 		}()
 	}
 	inIDE := func(dir string) bool { return conn != nil && within(dir, settings.Workspace) }
+	serverCtx := ctx // a session's own context ends with its request
 	idle := 30 * time.Minute
 	switch {
 	case settings.Session.Store == config.SessionStoreMemory || settings.A2A.IdleMinutes < 0:
@@ -398,6 +399,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			}
 			if inIDE(r.Workspace) {
 				opts.IDEContext = conn
+				conn.Retry(serverCtx) // a companion started after the server
 			}
 			return compose.FromSettings(ctx, s, opts)
 		},
