@@ -54,7 +54,7 @@ type Health struct {
 	limits  map[string]Limit
 	poll    time.Duration
 	after   func(time.Duration) <-chan time.Time
-	now     func() time.Time // nil: the database's clock for rate windows
+	now     func() time.Time    // nil: the database's clock for rate windows
 	onHeld  func(*pgxpool.Conn) // tests: sees the connection a slot is held on
 
 	ctx    context.Context // ends at Close
