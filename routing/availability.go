@@ -201,7 +201,9 @@ func (a *Availability) MarkHealthy(model string) {
 	m := NormalizeModelID(model)
 	a.mu.Lock()
 	s, ok := a.health[m]
-	delete(a.health, m)
+	if ok {
+		delete(a.health, m)
+	}
 	a.mu.Unlock()
 	if a.shared != nil && ok && s.status == StatusTerminal {
 		a.shared.Publish(HealthUpdate{Model: m, Status: StatusHealthy})

@@ -151,6 +151,10 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Health, error) {
 		maxConns += int32(l.MaxConcurrent)
 	}
 	cfg.MaxConns = min(maxConns, 64)
+	// Counters and health rows are worth no fsync each: a database crash
+	// loses at most the last moments' counts and marks, which the fleet
+	// finds again at its next 429.
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	h.connCfg = cfg.ConnConfig.Copy()
 	var b [8]byte
 	_, _ = rand.Read(b[:])
