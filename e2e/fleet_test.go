@@ -102,6 +102,17 @@ func TestFleetNeedsPostgres(t *testing.T) {
 	e.writeFile(filepath.Join(e.home, ".agentry", "settings.json"), `{"cluster": {"enabled": true}}`)
 	r := e.run("", "batch", "-m", "gemini-2.5-flash", e.batchInput(request("x", "hello", "")))
 	if r.code == 0 || !strings.Contains(r.stderr, "cluster.enabled") || !strings.Contains(r.stderr, "session.store") {
-		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+		t.Errorf("batch: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = e.run("", "serve", "--port", "0", "-w", e.ws, "-m", "replay:"+quickstart())
+	if r.code == 0 || !strings.Contains(r.stderr, "cluster.enabled") || strings.Contains(r.stderr, "listening on") {
+		t.Errorf("serve: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// A server that does not answer is an error, not a hang.
+	e.writeFile(filepath.Join(e.home, ".agentry", "settings.json"), `{"cluster": {"enabled": true},
+		"session": {"store": "postgres", "postgresDsn": "postgres://agentry@127.0.0.1:1/none?sslmode=disable&connect_timeout=5"}}`)
+	r = e.run("", "batch", "-m", "gemini-2.5-flash", e.batchInput(request("x", "hello", "")))
+	if r.code == 0 || !strings.Contains(r.stderr, "127.0.0.1") {
+		t.Errorf("unreachable DSN: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }

@@ -285,15 +285,15 @@ func TestKilledHolderFreesSlot(t *testing.T) {
 	// Not before the holder dies: it holds both slots. Wait for the
 	// waiter to try at least once before killing.
 	proctest.Eventually(t, "the waiter is polling", func() bool {
+		select {
+		case err := <-got:
+			t.Fatalf("a third slot was granted while two were held (err %v)", err)
+		default:
+		}
 		waiter.mu.Lock()
 		defer waiter.mu.Unlock()
 		return waiter.released[model] != nil
 	})
-	select {
-	case err := <-got:
-		t.Fatalf("a third slot was granted while two were held (err %v)", err)
-	default:
-	}
 	mu.Lock()
 	for _, c := range held {
 		_ = c.Conn().PgConn().Conn().Close() // the socket, as a SIGKILL leaves it
