@@ -353,3 +353,38 @@ func (c *fakeClock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
 }
+
+// TestListenerReconnects: a process whose listening connection is cut
+// reconnects and, by reloading the table, gets the change announced while
+// it was deaf.
+func TestListenerReconnects(t *testing.T) {
+	dsn := pgtest.Schema(t, "fleet health", "fleet_")
+	var timers proctest.Timers
+	deaf := open(t, dsn+"&application_name=agentry_deaf", WithAfter(timers.After))
+	a := routing.NewAvailability(routing.WithShared(deaf))
+	sender := routing.NewAvailability(routing.WithShared(open(t, dsn)))
+	admin, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'agentry_deaf'`); err != nil {
+		t.Fatal(err)
+	}
+	// The listener noticed and waits to reconnect: announce meanwhile.
+	timers.Await(t, DefaultPollInterval)
+	sender.MarkTerminal(model, routing.ReasonQuota)
+	proctest.Eventually(t, "the row is written", func() bool {
+		var n int
+		_ = admin.QueryRow(t.Context(), `SELECT count(*) FROM agentry_model_health`).Scan(&n)
+		return n == 1
+	})
+	if ok, _ := a.Available(model); !ok {
+		t.Fatal("a deaf process heard the change")
+	}
+	timers.Fire(t, DefaultPollInterval)
+	proctest.Eventually(t, "the change is loaded after the reconnection", func() bool {
+		ok, reason := a.Available(model)
+		return !ok && reason == routing.ReasonQuota
+	})
+}
