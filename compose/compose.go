@@ -47,8 +47,9 @@ type Options struct {
 	// a batch's); otherwise one is built from the settings.
 	Resolver runtime.ModelResolver
 	// Availability, when set, is the model health state shared with other
-	// sessions (a parent agent's, a batch's); otherwise the session has its
-	// own.
+	// sessions (a parent agent's, a batch's; see [OpenAvailability]);
+	// otherwise the session has its own, or with cluster.enabled the
+	// fleet's.
 	Availability *routing.Availability
 	// FallbackHandler asks a human about fallbacks whose policy says
 	// "prompt"; nil (batch runs) makes only silent fallbacks happen.
@@ -161,7 +162,17 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	routes, err := NewRouting(s, opts.Availability, opts.FallbackHandler, opts.Logger)
+	avail := opts.Availability
+	if avail == nil && s.Cluster.Enabled {
+		// A session on its own (agentry run) in a fleet: its model health
+		// is the fleet's.
+		var closeAvail func() error
+		if avail, closeAvail, err = OpenAvailability(ctx, s, opts.Logger); err != nil {
+			return nil, err
+		}
+		cl.add(closeAvail)
+	}
+	routes, err := NewRouting(s, avail, opts.FallbackHandler, opts.Logger)
 	if err != nil {
 		return nil, err
 	}

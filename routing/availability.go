@@ -51,8 +51,11 @@ const DefaultCapacityTTL = 30 * time.Second
 // the calls of a batch share one instance. The zero value is ready to use
 // with the default TTL and time.Now.
 type Availability struct {
-	ttl time.Duration
-	now func() time.Time
+	ttl      time.Duration
+	quotaTTL time.Duration // 0: a quota failure lasts
+	now      func() time.Time
+	shared   SharedHealth
+	limiter  Limiter
 
 	mu     sync.Mutex
 	health map[string]healthState
@@ -63,6 +66,7 @@ type healthState struct {
 	status   Status
 	reason   Reason
 	markedAt time.Time // terminal only
+	expires  time.Time // terminal only; zero: until marked healthy
 	consumed bool      // sticky only
 	attempts int       // sticky only
 }
@@ -91,26 +95,60 @@ func WithClock(now func() time.Time) AvailabilityOption {
 	}
 }
 
+// WithQuotaTTL makes a quota failure expire after d, like a capacity
+// failure. Non-positive durations keep today's rule: a quota failure lasts
+// until the model is marked healthy or the state is reset. A fleet sets it
+// so that a shared quota failure does not outlive the quota.
+func WithQuotaTTL(d time.Duration) AvailabilityOption {
+	return func(a *Availability) {
+		if d > 0 {
+			a.quotaTTL = d
+		}
+	}
+}
+
 // NewAvailability returns an Availability in which every model is healthy.
+// With [WithShared] it starts from the fleet's current state.
 func NewAvailability(opts ...AvailabilityOption) *Availability {
 	a := &Availability{ttl: DefaultCapacityTTL, now: time.Now, health: map[string]healthState{}}
 	for _, o := range opts {
 		o(a)
 	}
+	if a.shared != nil {
+		a.shared.Subscribe(a.apply)
+	}
 	return a
 }
 
 // get returns the recorded state of an already normalized model, deleting
-// a capacity failure whose TTL has passed, as gemini-cli does on every
-// read. The caller holds a.mu.
+// a terminal failure whose time has passed (a capacity failure after its
+// TTL), as gemini-cli does on every read. The caller holds a.mu.
 func (a *Availability) get(model string) (healthState, bool) {
 	s, ok := a.health[model]
-	if ok && s.status == StatusTerminal && s.reason == ReasonCapacity &&
-		a.clock().Sub(s.markedAt) >= a.capacityTTL() {
+	if ok && s.status == StatusTerminal && !s.expires.IsZero() && !a.clock().Before(s.expires) {
 		delete(a.health, model)
 		return healthState{}, false
 	}
 	return s, ok
+}
+
+// lifetime is how long a terminal failure for reason lasts; 0 is until
+// marked healthy.
+func (a *Availability) lifetime(reason Reason) time.Duration {
+	if reason == ReasonQuota {
+		return a.quotaTTL
+	}
+	return a.capacityTTL()
+}
+
+// terminal is the state MarkTerminal records at now for reason, lasting
+// ttl (0: until marked healthy).
+func terminal(reason Reason, now time.Time, ttl time.Duration) healthState {
+	s := healthState{status: StatusTerminal, reason: reason, markedAt: now}
+	if ttl > 0 {
+		s.expires = now.Add(ttl)
+	}
+	return s
 }
 
 // clock returns the current time from the injected clock, if any.
@@ -141,20 +179,35 @@ func (a *Availability) set(model string, s healthState) {
 // MarkTerminal makes model unavailable, replacing any earlier state. Use
 // ReasonQuota for failures that last (terminal quota errors) and
 // ReasonCapacity for everything else; only capacity expires.
+//
+// With [WithShared] the failure is published to the fleet, with its
+// lifetime (the capacity TTL, or the quota TTL).
 func (a *Availability) MarkTerminal(model string, reason Reason) {
 	m := NormalizeModelID(model)
+	ttl := a.lifetime(reason)
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.set(m, healthState{status: StatusTerminal, reason: reason, markedAt: a.clock()})
+	a.set(m, terminal(reason, a.clock(), ttl))
+	a.mu.Unlock()
+	if a.shared != nil {
+		a.shared.Publish(HealthUpdate{Model: m, Status: StatusTerminal, Reason: reason, TTL: ttl})
+	}
 }
 
 // MarkHealthy forgets every failure of model; the retry loop calls it after
-// a successful call.
+// a successful call. With [WithShared] a model that was terminal is
+// published healthy; a model that already was healthy, the common case
+// after every successful call, costs no publication.
 func (a *Availability) MarkHealthy(model string) {
 	m := NormalizeModelID(model)
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.health, m)
+	s, ok := a.health[m]
+	if ok {
+		delete(a.health, m)
+	}
+	a.mu.Unlock()
+	if a.shared != nil && ok && s.status == StatusTerminal {
+		a.shared.Publish(HealthUpdate{Model: m, Status: StatusHealthy})
+	}
 }
 
 // MarkRetryOncePerTurn puts model in the sticky_retry state, which allows
@@ -308,6 +361,9 @@ func (a *Availability) ResetTurn() {
 
 // Reset forgets every recorded state. gemini-cli calls it whenever the
 // configured model changes, since the old failures concern another chain.
+// It is local: a user's model change in one session does not clear what
+// the fleet knows, and the next change another process publishes is
+// applied again.
 func (a *Availability) Reset() {
 	a.mu.Lock()
 	defer a.mu.Unlock()

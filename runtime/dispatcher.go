@@ -66,6 +66,7 @@ type Dispatcher struct {
 	retry    RetryConfig
 	log      *slog.Logger
 	tel      *telemetry.Telemetry // nil: no telemetry
+	limiter  routing.Limiter      // nil: no fleet limits
 
 	mu    sync.RWMutex
 	model string
@@ -87,6 +88,10 @@ type DispatcherConfig struct {
 	// Telemetry records a span per model call (named after the routed
 	// model, with tokens, retries and fallbacks); nil records nothing.
 	Telemetry *telemetry.Telemetry
+	// Limiter admits each attempt at a model call under fleet-wide limits
+	// (concurrent calls, calls a minute); nil is the limiter of Routing's
+	// Availability ([routing.WithLimiter]), if any.
+	Limiter routing.Limiter
 }
 
 // NewDispatcher returns a dispatcher whose configured model is modelName,
@@ -100,6 +105,10 @@ func NewDispatcherWith(cfg DispatcherConfig) *Dispatcher {
 	d := &Dispatcher{resolver: cfg.Resolver, routes: cfg.Routing, retry: cfg.Retry.withDefaults(), log: cfg.Logger, model: cfg.Model, tel: cfg.Telemetry}
 	if d.log == nil {
 		d.log = slog.Default()
+	}
+	d.limiter = cfg.Limiter
+	if d.limiter == nil && d.routes != nil {
+		d.limiter = d.routes.Availability().Limiter()
 	}
 	return d
 }
@@ -474,6 +483,18 @@ func (d *Dispatcher) attempt(ctx context.Context, req *model.LLMRequest, stream,
 	target, err := d.resolver.Resolve(ctx, req.Model)
 	if err != nil {
 		return backoff.Permanent(err)
+	}
+	if d.limiter != nil {
+		// The fleet's limits: wait for a slot and the minute's budget,
+		// held until this attempt's response ends.
+		release, err := d.limiter.Acquire(ctx, routing.NormalizeModelID(req.Model))
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil {
+				return backoff.Permanent(cause)
+			}
+			return backoff.Permanent(fmt.Errorf("fleet limit of %s: %w", req.Model, err))
+		}
+		defer release()
 	}
 	// Each attempt gets its own copy: a backend or a transport that
 	// touches the request must not change what the next attempt sends.

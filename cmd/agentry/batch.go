@@ -596,11 +596,16 @@ func batchMain(ctx context.Context, cmd *cobra.Command, f *batchFlags, path stri
 	if prog.enabled && path != "-" {
 		prog.total = countLines(path)
 	}
+	avail, closeAvail, err := newAvailability(ctx, settings, slog.Default())
+	if err != nil {
+		return fail(err)
+	}
+	defer closeAvail()
 	b := &batch{
 		flags: f, load: load, base: settings, stderr: io.err,
 		// One availability for the whole batch: a model out of quota is
 		// skipped by every later prompt instead of being tried by each.
-		avail:  routing.NewAvailability(),
+		avail:  avail,
 		log:    slog.Default(),
 		spaces: map[string]*batchSpace{},
 	}

@@ -30,7 +30,6 @@ import (
 	"github.com/agentry-dev/agentry/protocol/guard"
 	"github.com/agentry-dev/agentry/protocol/listen"
 	"github.com/agentry-dev/agentry/protocol/webhook"
-	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -354,7 +353,12 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		return nil, nil, err
 	}
 	resolver := compose.NewResolver(settings, nil, nil)
-	avail := routing.NewAvailability()
+	avail, closeAvail, err := newAvailability(ctx, settings, log)
+	if err != nil {
+		_ = closeStore()
+		return nil, nil, err
+	}
+	closeStore = closingToo(closeStore, closeAvail)
 	agentDefs, _ := compose.LoadAgents(settings)
 	ws := &workspaceSettings{base: settings, flags: flags, cache: map[string]*config.Settings{settings.Workspace: settings}}
 	if len(roots) == 0 {
