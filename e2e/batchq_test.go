@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -83,10 +84,11 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 var promptID = regexp.MustCompile(`q[0-9]{4}`)
 
 // TestBatchQueueWorkerKilled: 500 prompts enqueued on PostgreSQL, run by
-// three worker processes against the fake Gemini server, which answers
-// each prompt with its id (every tenth prompt's first call gets a 429,
-// retried); one worker is SIGKILLed once results exist, with prompts in
-// flight. River's rescuer makes its jobs available again after the job
+// three worker processes against the fake Gemini server, whose batch
+// model is out of daily quota (the fleet falls back to flash once, for
+// every worker) and which answers each prompt with its id (every tenth
+// prompt's first call gets a capacity 429, retried); one worker is
+// SIGKILLed once results exist, with prompts in flight. River's rescuer makes its jobs available again after the job
 // timeout: the follower writes every id exactly once with its own answer,
 // as "batch results" does, and the other workers stop gracefully on
 // SIGTERM.
@@ -95,10 +97,17 @@ func TestBatchQueueWorkerKilled(t *testing.T) {
 	const n = 500
 	var mu sync.Mutex
 	calls := map[string]int{}
+	var proCalls atomic.Int32
 	srv := fakegemini.New(t, fakegemini.WithResponder(func(r *fakegemini.Request) (fakegemini.Step, bool) {
 		id := promptID.FindString(r.LastUserText())
 		if id == "" {
 			return fakegemini.Step{}, false
+		}
+		if r.Model == "gemini-2.5-pro" {
+			// The batch's model is out of daily quota: the fleet falls
+			// back to flash.
+			proCalls.Add(1)
+			return fakegemini.RateLimitPerDay(), true
 		}
 		mu.Lock()
 		calls[id]++
@@ -112,6 +121,10 @@ func TestBatchQueueWorkerKilled(t *testing.T) {
 	}))
 	e := newEnv(t)
 	e.set("GEMINI_API_KEY="+fakegemini.DefaultAPIKey, "GOOGLE_GEMINI_BASE_URL="+srv.URL)
+	e.writeFile(filepath.Join(e.home, ".agentry", "settings.json"), `{"model": {"fallbackChains": [[
+		{"model": "gemini-2.5-pro", "actions": {"terminal": "silent"}},
+		{"model": "gemini-2.5-flash", "lastResort": true, "actions": {"terminal": "silent"}}
+	]]}}`)
 	var in []string
 	for i := range n {
 		id := fmt.Sprintf("q%04d", i)
@@ -120,10 +133,9 @@ func TestBatchQueueWorkerKilled(t *testing.T) {
 	input := e.batchInput(in...)
 	out := filepath.Join(t.TempDir(), "out.jsonl")
 
-	follower := e.start("batch", "--queue", dsn, "--batch", "kill", "-m", "gemini-2.5-flash", "-o", out, input)
-	var workers []*proc
-	for range 3 {
-		workers = append(workers, e.start("worker", "--queue", dsn, "-c", "4", "--job-timeout", "2s", "--rescue-after", "3s", "--grace", "5s"))
+	follower := e.start("batch", "--queue", dsn, "--batch", "kill", "-m", "gemini-2.5-pro", "-o", out, input)
+	worker := func(c string) *proc {
+		return e.start("worker", "--queue", dsn, "-c", c, "--job-timeout", "2s", "--rescue-after", "3s", "--grace", "5s")
 	}
 
 	pool, err := pgxpool.New(t.Context(), dsn)
@@ -138,10 +150,18 @@ func TestBatchQueueWorkerKilled(t *testing.T) {
 		}
 		return c
 	}
+	// The first worker, one prompt at a time, meets the quota 429 and
+	// falls back; the workers started after its first result know it
+	// from the queue's database and never ask the exhausted model.
+	workers := []*proc{worker("1")}
+	waitFor(t, "a first result", 30*time.Second, func() bool {
+		return count(`SELECT count(*) FROM agentry_batch_results WHERE batch = 'kill'`) >= 1
+	})
+	workers = append(workers, worker("4"), worker("4"))
 	waitFor(t, "100 results", 30*time.Second, func() bool {
 		return count(`SELECT count(*) FROM agentry_batch_results WHERE batch = 'kill'`) >= 100
 	})
-	victim := workers[0]
+	victim := workers[1]
 	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -195,12 +215,16 @@ func TestBatchQueueWorkerKilled(t *testing.T) {
 		t.Errorf("results from %d workers, want 3", w)
 	}
 
-	for _, w := range workers[1:] {
+	if got := proCalls.Load(); got != 1 {
+		t.Errorf("the exhausted model was called %d times, want once for the fleet", got)
+	}
+	survivors := []*proc{workers[0], workers[2]}
+	for _, w := range survivors {
 		if err := w.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, w := range workers[1:] {
+	for _, w := range survivors {
 		if code := w.wait(t, 20*time.Second); code != 0 || !strings.Contains(w.stderr.String(), "worker stopped") {
 			t.Errorf("worker after SIGTERM: exit %d\nstderr:\n%s", code, w.stderr)
 		}

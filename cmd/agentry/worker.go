@@ -90,8 +90,6 @@ func workerMain(ctx context.Context, f *workerFlags, io stdio, sigs <-chan os.Si
 		return fail(&inputError{fmt.Sprintf("--max-attempts must be at least 1, not %d", f.maxAttempts)})
 	}
 	log := slog.New(slog.NewTextHandler(io.err, nil))
-	w := &queueWorker{log: log, stderr: io, avail: routing.NewAvailability(), batches: map[string]*batch{}}
-	defer w.close()
 
 	// River's producer, notifier, completer and leader each hold a
 	// connection beside the running jobs'.
@@ -100,6 +98,22 @@ func workerMain(ctx context.Context, f *workerFlags, io stdio, sigs <-chan os.Si
 		return fail(err)
 	}
 	defer pool.Close()
+	// The workers of a queue are a fleet: they share model health (a 429
+	// storm falls back once for all of them) and the user's
+	// cluster.modelLimits through the queue's database.
+	fleet, err := config.Load(config.LoadOptions{})
+	if err != nil {
+		return fail(&inputError{err.Error()})
+	}
+	fleet.Cluster.Enabled = true
+	fleet.Session.Store, fleet.Session.PostgresDSN = config.SessionStorePostgres, f.dsn
+	avail, closeAvail, err := newAvailability(ctx, fleet, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer closeAvail()
+	w := &queueWorker{log: log, stderr: io, avail: avail, batches: map[string]*batch{}}
+	defer w.close()
 	q, err := batchq.New(ctx, batchq.Config{
 		Pool: pool, Run: w.run, Workers: f.concurrency,
 		JobTimeout: f.jobTimeout, RescueAfter: f.rescueAfter, MaxAttempts: f.maxAttempts, Logger: log,
