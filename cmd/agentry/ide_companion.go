@@ -70,8 +70,8 @@ removes the file. The protocol is in docs/ide.md.`,
 	}
 	cmd.Flags().StringSliceVar(&workspace, "workspace", nil, "the editor's workspace roots, comma-separated (required; relative paths are made absolute)")
 	cmd.Flags().IntVar(&pid, "pid", 0, "the editor's process id, in the discovery file's name (default: this process's parent)")
-	cmd.Flags().StringVar(&ideName, "ide-name", "", "the editor's name in the discovery file (with --ide-display-name)")
-	cmd.Flags().StringVar(&ideDisplay, "ide-display-name", "", "the editor's display name in the discovery file")
+	cmd.Flags().StringVar(&ideName, "ide-name", defaultCompanionIDEName, "the editor's name in the discovery file (its ideInfo, which CLIs use instead of detecting the IDE from the environment)")
+	cmd.Flags().StringVar(&ideDisplay, "ide-display-name", defaultCompanionIDEDisplay, "the editor's display name in the discovery file (\"Connected to <name>\")")
 	return cmd
 }
 
@@ -97,13 +97,10 @@ func runIDECompanion(ctx context.Context, io stdio, in *interrupts, workspace []
 	if pid < 0 {
 		return fail(fmt.Errorf("agentry ide companion: --pid %d: a process id is positive", pid))
 	}
-	var info *idewire.IDEInfo
-	if ideName != "" || ideDisplay != "" {
-		if ideName == "" || ideDisplay == "" {
-			return fail(errors.New("agentry ide companion: give --ide-name and --ide-display-name together (gemini-cli reads neither alone)"))
-		}
-		info = &idewire.IDEInfo{Name: ideName, DisplayName: ideDisplay}
+	if strings.TrimSpace(ideName) == "" || strings.TrimSpace(ideDisplay) == "" {
+		return fail(errors.New("agentry ide companion: --ide-name and --ide-display-name must not be empty (a discovery file without both is ignored by gemini-cli and agentry outside VS Code's terminals)"))
 	}
+	info := &idewire.IDEInfo{Name: ideName, DisplayName: ideDisplay}
 	out := &lineWriter{w: io.out}
 	srv, err := companion.New(companion.Config{
 		Workspace: roots,
@@ -150,6 +147,14 @@ func runIDECompanion(ctx context.Context, io stdio, in *interrupts, workspace []
 	}
 	return 0
 }
+
+// The editor named in the discovery file when the command is not told
+// which: with an ideInfo, CLIs connect from any terminal, not only from
+// one whose environment names a known IDE.
+const (
+	defaultCompanionIDEName    = "agentry-companion"
+	defaultCompanionIDEDisplay = "Editor"
+)
 
 // companionIn is one line an editor writes.
 type companionIn struct {
