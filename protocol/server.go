@@ -496,6 +496,29 @@ func (s *Server) evictIdle(timeout time.Duration) {
 	}
 }
 
+// Evict closes a context's session now, whatever runs on it: its running
+// and parked turns are aborted, and its next message reopens it from the
+// session store. A cluster replica evicts the contexts it lost, which
+// another replica may now run. It reports whether the context was open;
+// an adopted session is never evicted.
+func (s *Server) Evict(contextID string) bool {
+	s.mu.Lock()
+	c := s.contexts[contextID]
+	if c == nil || c.adopted {
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.contexts, contextID)
+	s.idleClosed[contextID] = c.workspace
+	s.mu.Unlock()
+	s.closeHubs([]*convo{c})
+	c.unsub()
+	if err := c.sess.Close(); err != nil {
+		s.log.Warn("a2a: closing an evicted session", "context", contextID, "err", err)
+	}
+	return true
+}
+
 // forget removes an evicted context from the map (if it is still there).
 func (s *Server) forget(c *convo) {
 	s.mu.Lock()
