@@ -1,7 +1,7 @@
 // Package lease stops a session's turn when the replica serving it no
 // longer holds its context (package cluster): an ADK plugin whose
 // BeforeModel and BeforeTool callbacks ask a check and, when it fails,
-// cancel the stream with the check's error, so that a turn a replica lost
+// warn with the check's error and cancel the stream, so that a turn a replica lost
 // never makes another model or tool call.
 package lease
 
@@ -17,6 +17,9 @@ import (
 // Name is the plugin's name.
 const Name = "agentry-lease"
 
+// WarningCode is the code of the warning a stopped stream carries.
+const WarningCode = "lease_lost"
+
 // New returns the plugin; check returns nil while the session may go on
 // (cluster.Node.Check for the session's context).
 func New(check func() error) (*plugin.Plugin, error) {
@@ -24,6 +27,7 @@ func New(check func() error) (*plugin.Plugin, error) {
 		err := check()
 		if err != nil {
 			if s := handle.From(ctx); s != nil {
+				s.Warn(WarningCode, err.Error())
 				s.Cancel(err)
 			}
 		}
