@@ -9,11 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/adk/v2/plugin"
-
 	"github.com/agentry-dev/agentry/cluster"
 	"github.com/agentry-dev/agentry/config"
-	"github.com/agentry-dev/agentry/plugins/lease"
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/taskdb"
 )
@@ -80,11 +77,11 @@ func cmpOr(a, b string) string {
 }
 
 // session takes the lease of a context whose session this replica starts
-// and returns the plugin that stops its turns once the lease is lost.
-// The router has forwarded requests for contexts held elsewhere; this is
-// the guard for what it does not route (gRPC, a /ws connection's later
+// and returns the check that stops its turns once the lease is lost. The
+// router has forwarded requests for contexts held elsewhere; this is the
+// guard for what it does not route (gRPC, a /ws connection's later
 // messages).
-func (r *replica) session(ctx context.Context, contextID string) ([]*plugin.Plugin, error) {
+func (r *replica) session(ctx context.Context, contextID string) (func() error, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -95,11 +92,7 @@ func (r *replica) session(ctx context.Context, contextID string) ([]*plugin.Plug
 	if !o.Self {
 		return nil, fmt.Errorf("context %s is served by replica %s at %s: send its requests there (JSON-RPC, REST and /ws requests naming the context are forwarded; gRPC and messages on a /ws connection opened without contextId are not)", contextID, o.ReplicaID, o.URL)
 	}
-	p, err := lease.New(func() error { return r.node.Check(contextID) })
-	if err != nil {
-		return nil, err
-	}
-	return []*plugin.Plugin{p}, nil
+	return func() error { return r.node.Check(contextID) }, nil
 }
 
 // released gives up a context's lease when its session closes (idle, or

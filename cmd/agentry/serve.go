@@ -419,14 +419,14 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			if err != nil {
 				return nil, err
 			}
-			plugins, err := rep.session(ctx, r.ContextID)
+			check, err := rep.session(ctx, r.ContextID)
 			if err != nil {
 				return nil, err
 			}
 			opts := compose.Options{
 				SessionID: r.ContextID, SessionService: store, Approver: r.Approver,
 				Resolver: resolver, Availability: avail, Logger: log, RemoteAgents: remote.Invokers,
-				Plugins: plugins,
+				Lease: check,
 			}
 			if s == settings {
 				opts.Agents = agentDefs
