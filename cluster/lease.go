@@ -294,5 +294,23 @@ func (n *Node) heartbeat() {
 	}
 }
 
-// connect opens a lease connection.
-func connect(ctx context.Context, dsn string) (*pgx.Conn, error) { return pgx.Connect(ctx, dsn) }
+// connect opens a lease connection. Its server-side TCP keepalives are
+// short: when a replica's machine vanishes without closing the
+// connection, PostgreSQL ends the session, and frees its leases, within
+// about leaseKeepalive rather than the server's default two hours.
+func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range map[string]string{"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "1", "tcp_keepalives_count": "3", "application_name": "agentry-lease"} {
+		if _, set := cfg.RuntimeParams[k]; !set {
+			cfg.RuntimeParams[k] = v
+		}
+	}
+	return pgx.ConnectConfig(ctx, cfg)
+}
+
+// leaseKeepalive is how long PostgreSQL takes to end the lease session of
+// a replica whose machine vanished: 5 s idle, then 3 probes 1 s apart.
+const leaseKeepalive = 8 * time.Second

@@ -1,0 +1,298 @@
+package e2e
+
+import (
+	"database/sql"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"google.golang.org/genai"
+
+	"github.com/agentry-dev/agentry/cluster"
+	"github.com/agentry-dev/agentry/internal/fakegemini"
+	"github.com/agentry-dev/agentry/internal/pgtest"
+	"github.com/agentry-dev/agentry/internal/proctest"
+)
+
+const replicasToken = "e2e-replicas-token-0123456789abcdef"
+
+// clusterEnv is an environment whose agentry serve processes are
+// replicas sharing a fresh PostgreSQL schema, on a fake Gemini server.
+func clusterEnv(t *testing.T) (*env, string, *fakegemini.Server) {
+	t.Helper()
+	dsn := pgtest.Schema(t, "replicas", "agentry_e2e_replicas_")
+	fake := fakegemini.New(t)
+	e := newEnv(t)
+	e.geminiEnv(fake)
+	e.set("AGENTRY_A2A_TOKEN=" + replicasToken)
+	settings, _ := json.Marshal(map[string]any{
+		"session": map[string]any{"store": "postgres", "postgresDsn": dsn},
+		"cluster": map[string]any{"enabled": true},
+	})
+	e.writeFile(filepath.Join(e.home, ".agentry", "settings.json"), string(settings))
+	return e, dsn, fake
+}
+
+// startReplicas starts n agentry serve processes at once (they migrate
+// the empty schema together) and waits until each listens.
+func (e *env) startReplicas(n int, args ...string) []*serveProc {
+	e.t.Helper()
+	procs := make([]*serveProc, n)
+	for i := range procs {
+		s := &serveProc{t: e.t, cmd: e.cmd(append([]string{"serve", "--port", "0", "-w", e.ws}, args...)...), waited: make(chan struct{})}
+		s.cmd.Stderr = serveStderr{s}
+		if err := s.cmd.Start(); err != nil {
+			e.t.Fatal(err)
+		}
+		go func() { _ = s.cmd.Wait(); close(s.waited) }()
+		e.t.Cleanup(func() {
+			select {
+			case <-s.waited:
+			default:
+				_ = s.cmd.Process.Kill()
+				<-s.waited
+			}
+		})
+		procs[i] = s
+	}
+	deadline := time.After(60 * time.Second)
+	for _, s := range procs {
+		for s.url == "" {
+			if m := listeningRE.FindStringSubmatch(s.errText()); m != nil {
+				s.url = m[1]
+				break
+			}
+			select {
+			case <-s.waited:
+				e.t.Fatalf("a replica exited (%v) before listening; stderr:\n%s", s.cmd.ProcessState, s.errText())
+			case <-deadline:
+				e.t.Fatalf("a replica printed no listening line in 60s; stderr:\n%s", s.errText())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	return procs
+}
+
+// plainTransport adds the token only: the client is a plain A2A client,
+// whose confirmations are plain-text questions answered yes.
+type plainTransport struct{}
+
+func (plainTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+replicasToken)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func a2aClient(t *testing.T, url string) *a2aclient.Client {
+	t.Helper()
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(url+"/", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(&http.Client{Transport: plainTransport{}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestServeReplicas: three agentry serve replicas on one PostgreSQL
+// schema, every request sent to a replica picked at random: a context's
+// turns, a confirmation and a resubscribe go wherever they land and are
+// served by the context's replica; SIGKILL of that replica in the middle
+// of a turn fails the task with a clear message when another replica
+// takes the context over, the next message runs there with the history
+// intact, and no turn or tool call ran twice.
+func TestServeReplicas(t *testing.T) {
+	e, dsn, fake := clusterEnv(t)
+	fake.Enqueue(
+		fakegemini.Text("Noted: kiwi."),
+		fakegemini.Stream(genai.NewPartFromText("Writing it."), genai.NewPartFromFunctionCall("run_shell_command", map[string]any{"command": "echo ran >> side.txt"})),
+		fakegemini.Text("Wrote it."),
+		fakegemini.Slow(fakegemini.Text("one ", "two ", "three ", "four"), 150*time.Millisecond),
+		fakegemini.Hang("Thinking"),
+		fakegemini.Text("The word was kiwi."),
+	)
+	procs := e.startReplicas(3, "-m", "gemini-2.5-flash")
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Started at once on an empty schema, the replicas migrated it once.
+	for table, want := range map[string]int{"schema_version": -1, "a2a_schema_version": 1, "agentry_cluster_schema_version": cluster.SchemaVersion} {
+		var rows, distinct int
+		if err := db.QueryRowContext(t.Context(), `SELECT COUNT(*), COUNT(DISTINCT version) FROM `+table).Scan(&rows, &distinct); err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		if rows == 0 || rows != distinct || (want > 0 && rows != want) {
+			t.Fatalf("%s holds %d rows for %d versions: the concurrent starts migrated more than once", table, rows, distinct)
+		}
+	}
+
+	live := append([]*serveProc(nil), procs...)
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	// pick is a random live replica, but never the context's owner when
+	// elsewhere is set: those requests must be forwarded.
+	var ctxID string
+	pick := func(what string, elsewhere bool) *a2aclient.Client {
+		t.Helper()
+		cands := live
+		if elsewhere {
+			owner := ownerOf(t, db, ctxID)
+			cands = nil
+			for _, s := range live {
+				if s.url != owner {
+					cands = append(cands, s)
+				}
+			}
+		}
+		s := cands[rng.IntN(len(cands))]
+		t.Logf("%s → %s", what, s.url)
+		return a2aClient(t, s.url)
+	}
+	send := func(what string, elsewhere bool, m *a2a.Message, cfg *a2a.SendMessageConfig) *a2a.Task {
+		t.Helper()
+		res, err := pick(what, elsewhere).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m, Config: cfg})
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok {
+			t.Fatalf("%s: %#v, want a task", what, res)
+		}
+		return task
+	}
+	msg := func(ctxID, taskID, text string) *a2a.Message {
+		m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart(text))
+		m.ContextID, m.TaskID = ctxID, a2a.TaskID(taskID)
+		return m
+	}
+
+	// Turn 1 starts the context on whichever replica it lands.
+	first := send("turn 1", false, msg("", "", "Remember the word kiwi."), nil)
+	if first.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("turn 1: %s", first.Status.State)
+	}
+	ctxID = first.ContextID
+
+	// Turn 2 asks for a confirmation; the answer lands anywhere.
+	parked := send("turn 2", false, msg(ctxID, "", "Write the side file."), nil)
+	if parked.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("turn 2: %s, want input-required", parked.Status.State)
+	}
+	done := send("turn 2's answer", true, msg(ctxID, string(parked.ID), "yes"), nil)
+	if done.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("turn 2 after yes: %s %+v", done.Status.State, done.Status.Message)
+	}
+
+	// Turn 3 returns at once and is followed through another replica.
+	streaming := send("turn 3", false, msg(ctxID, "", "Count to four."), &a2a.SendMessageConfig{ReturnImmediately: true})
+	var final a2a.TaskState
+	var text strings.Builder
+	for ev, err := range pick("turn 3's resubscribe", true).SubscribeToTask(t.Context(), &a2a.SubscribeToTaskRequest{ID: streaming.ID}) {
+		if err != nil {
+			t.Fatalf("resubscribe: %v", err)
+		}
+		switch ev := ev.(type) {
+		case *a2a.TaskStatusUpdateEvent:
+			final = ev.Status.State
+		case *a2a.TaskArtifactUpdateEvent:
+			for _, p := range ev.Artifact.Parts {
+				text.WriteString(p.Text())
+			}
+		case *a2a.Task:
+			final = ev.Status.State
+		}
+	}
+	if final != a2a.TaskStateCompleted || !strings.Contains(text.String(), "four") {
+		t.Fatalf("turn 3 through a resubscribe: %s, %q", final, text.String())
+	}
+
+	// Turn 4 hangs in its model call; its replica is killed.
+	hanging := send("turn 4", false, msg(ctxID, "", "Think hard."), &a2a.SendMessageConfig{ReturnImmediately: true})
+	if _, err := fake.WaitRequests(t.Context(), 5); err != nil {
+		t.Fatal(err)
+	}
+	ownerURL := ownerOf(t, db, ctxID)
+	live = live[:0]
+	for _, s := range procs {
+		if s.url == ownerURL {
+			if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-s.waited
+			t.Logf("killed the owner %s", s.url)
+			continue
+		}
+		live = append(live, s)
+	}
+	if len(live) != 2 {
+		t.Fatalf("owner %s is none of the replicas", ownerURL)
+	}
+	var failed *a2a.Task
+	proctest.Eventually(t, "the killed turn's task fails", func() bool {
+		got, err := pick("get turn 4", false).GetTask(t.Context(), &a2a.GetTaskRequest{ID: hanging.ID})
+		if err != nil {
+			t.Logf("get turn 4: %v", err)
+			return false
+		}
+		failed = got
+		return got.Status.State == a2a.TaskStateFailed
+	})
+	if m := failed.Status.Message; m == nil || m.Parts[0].Text() != cluster.TakeoverMessage {
+		t.Fatalf("turn 4 failed with %+v, want %q", failed.Status.Message, cluster.TakeoverMessage)
+	}
+
+	// Turn 5 runs on a surviving replica with the whole history.
+	last := send("turn 5", false, msg(ctxID, "", "What was the word?"), nil)
+	if last.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("turn 5: %s %+v", last.Status.State, last.Status.Message)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 6 || fake.Pending() != 0 {
+		t.Fatalf("%d model requests, %d steps left; want each of the 6 turns' calls once", len(reqs), fake.Pending())
+	}
+	var history strings.Builder
+	for _, c := range reqs[5].Body.Contents {
+		for _, p := range c.Parts {
+			history.WriteString(p.Text + "|")
+		}
+	}
+	for _, want := range []string{"Remember the word kiwi.", "Noted: kiwi.", "Write the side file.", "Wrote it.", "Count to four.", "four", "Think hard.", "What was the word?"} {
+		if !strings.Contains(history.String(), want) {
+			t.Errorf("turn 5's request lacks %q: %s", want, history.String())
+		}
+	}
+	side, err := os.ReadFile(filepath.Join(e.ws, "side.txt"))
+	if err != nil || string(side) != "ran\n" {
+		t.Fatalf("side.txt = %q, %v; want the approved command run once", side, err)
+	}
+}
+
+// TestServeReplicasNeedPostgres: cluster.enabled without the shared
+// PostgreSQL store is refused, saying what to set.
+func TestServeReplicasNeedPostgres(t *testing.T) {
+	e := newEnv(t)
+	e.writeFile(filepath.Join(e.home, ".agentry", "settings.json"), `{"cluster": {"enabled": true}}`)
+	r := e.run("", "serve", "--port", "0", "-w", e.ws)
+	if r.code == 0 || !strings.Contains(r.stderr, "cluster.enabled needs the replicas' shared database: set session.store to postgres and session.postgresDsn") {
+		t.Fatalf("serve: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// ownerOf is the advertised URL of the replica holding the context.
+func ownerOf(t *testing.T, db *sql.DB, contextID string) string {
+	t.Helper()
+	var url string
+	if err := db.QueryRowContext(t.Context(), `SELECT r.url FROM agentry_context_owners o JOIN agentry_replicas r USING (replica_id) WHERE o.context_id = $1`, contextID).Scan(&url); err != nil {
+		t.Fatalf("the owner of context %s: %v", contextID, err)
+	}
+	return url
+}
