@@ -25,6 +25,14 @@ type replicaServer struct {
 
 func startReplica(t *testing.T, dsn, name string) *replicaServer {
 	t.Helper()
+	return startReplicaTB(t, dsn, name, nil)
+}
+
+// startReplicaTB starts a replica whose protocol handler is next, or by
+// default one that echoes the body and says who served the request and
+// what headers it saw.
+func startReplicaTB(t testing.TB, dsn, name string, next http.Handler) *replicaServer {
+	t.Helper()
 	rs := &replicaServer{}
 	var h atomic.Pointer[http.Handler]
 	rs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
@@ -37,21 +45,23 @@ func startReplica(t *testing.T, dsn, name string) *replicaServer {
 	t.Cleanup(func() { _ = n.Stop(context.Background()) })
 	tn.Node = n
 	rs.testNode = tn
-	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rs.served.Add(1)
-		body, _ := io.ReadAll(r.Body)
-		w.Header().Set("X-Served-By", name)
-		w.Header().Set("X-Saw-Forwarded", r.Header.Get(ForwardedHeader))
-		w.Header().Set("X-Saw-Authorization", r.Header.Get("Authorization"))
-		if r.URL.Path == "/stream" || strings.HasSuffix(r.URL.Path, ":subscribe") {
-			for i := range 3 {
-				fmt.Fprintf(w, "data: %d\n\n", i)
-				w.(http.Flusher).Flush()
+	if next == nil {
+		next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			rs.served.Add(1)
+			body, _ := io.ReadAll(r.Body)
+			w.Header().Set("X-Served-By", name)
+			w.Header().Set("X-Saw-Forwarded", r.Header.Get(ForwardedHeader))
+			w.Header().Set("X-Saw-Authorization", r.Header.Get("Authorization"))
+			if strings.HasSuffix(r.URL.Path, ":subscribe") {
+				for i := range 3 {
+					fmt.Fprintf(w, "data: %d\n\n", i)
+					w.(http.Flusher).Flush()
+				}
+				return
 			}
-			return
-		}
-		_, _ = w.Write(body)
-	})
+			_, _ = w.Write(body)
+		})
+	}
 	var hh http.Handler = n.Handler(next)
 	h.Store(&hh)
 	return rs
