@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bufio"
 	"database/sql"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -94,12 +98,7 @@ func (plainTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func a2aClient(t *testing.T, url string) *a2aclient.Client {
 	t.Helper()
-	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(url+"/", a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(&http.Client{Transport: plainTransport{}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return a2aClientTB(t, url)
 }
 
 // TestServeReplicas: three agentry serve replicas on one PostgreSQL
@@ -295,4 +294,101 @@ func ownerOf(t *testing.T, db *sql.DB, contextID string) string {
 		t.Fatalf("the owner of context %s: %v", contextID, err)
 	}
 	return url
+}
+
+// BenchmarkServeReplicaForward: tasks/get of a finished task of a context
+// held by replica a, sent to a (served there) and to b (which resolves
+// the task's context, finds a's lease and forwards the request): two
+// agentry serve processes on one PostgreSQL schema. It reports both p50s
+// and what forwarding adds (budget: 2 ms at p50).
+func BenchmarkServeReplicaForward(b *testing.B) {
+	dsn := pgtest.Schema(b, "replicas", "agentry_e2e_replicas_")
+	fake := fakegemini.New(b)
+	fake.Enqueue(fakegemini.Text("Hello."))
+	home, ws := b.TempDir(), b.TempDir()
+	settings, _ := json.Marshal(map[string]any{
+		"session": map[string]any{"store": "postgres", "postgresDsn": dsn},
+		"cluster": map[string]any{"enabled": true},
+	})
+	if err := os.MkdirAll(filepath.Join(home, ".agentry"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".agentry", "settings.json"), settings, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	urls := make([]string, 2)
+	for i := range urls {
+		c := osexec.Command(binary, "serve", "--port", "0", "-w", ws, "-m", "gemini-2.5-flash")
+		c.Dir = ws
+		c.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "AGENTRY_A2A_TOKEN=" + replicasToken,
+			"GEMINI_API_KEY=" + fakegemini.DefaultAPIKey, "GOOGLE_GEMINI_BASE_URL=" + fake.URL}
+		stderr, err := c.StderrPipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				urls[i] = m[1]
+				break
+			}
+		}
+		if urls[i] == "" {
+			b.Fatal("a replica exited before listening")
+		}
+		go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	}
+	res, err := a2aClientTB(b, urls[0]).SendMessage(b.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	body := `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"` + string(task.ID) + `"}}`
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	get := func(url string) time.Duration {
+		start := time.Now()
+		req, _ := http.NewRequest(http.MethodPost, url+"/", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+replicasToken)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(got), `"TASK_STATE_COMPLETED"`) {
+			b.Fatalf("tasks/get: %d %s", res.StatusCode, got)
+		}
+		return time.Since(start)
+	}
+	for range 50 {
+		get(urls[0])
+		get(urls[1])
+	}
+	var direct, forwarded []time.Duration
+	for b.Loop() {
+		direct = append(direct, get(urls[0]))
+		forwarded = append(forwarded, get(urls[1]))
+	}
+	slices.Sort(direct)
+	slices.Sort(forwarded)
+	p := func(s []time.Duration, q float64) time.Duration { return s[int(float64(len(s)-1)*q)] }
+	b.ReportMetric(float64(p(direct, 0.5).Microseconds()), "direct-p50-µs")
+	b.ReportMetric(float64(p(forwarded, 0.5).Microseconds()), "forwarded-p50-µs")
+	b.ReportMetric(float64((p(forwarded, 0.5) - p(direct, 0.5)).Microseconds()), "added-p50-µs")
+	b.ReportMetric(float64((p(forwarded, 0.99) - p(direct, 0.99)).Microseconds()), "added-p99-µs")
+}
+
+func a2aClientTB(tb testing.TB, url string) *a2aclient.Client {
+	tb.Helper()
+	c, err := a2aclient.NewFromEndpoints(tb.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(url+"/", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(&http.Client{Transport: plainTransport{}}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
 }
