@@ -273,6 +273,28 @@ func TestServeReplicas(t *testing.T) {
 	if err != nil || string(side) != "ran\n" {
 		t.Fatalf("side.txt = %q, %v; want the approved command run once", side, err)
 	}
+
+	// SIGTERM: the owner releases its leases and leaves the registry.
+	owner := ownerOf(t, db, ctxID)
+	for _, s := range live {
+		if s.url != owner {
+			continue
+		}
+		if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		<-s.waited
+		if code := s.cmd.ProcessState.ExitCode(); code != 0 {
+			t.Fatalf("SIGTERM: exit %d\n%s", code, s.errText())
+		}
+	}
+	var replicas, owned int
+	if err := db.QueryRowContext(t.Context(), `SELECT (SELECT COUNT(*) FROM agentry_replicas WHERE url = $1), (SELECT COUNT(*) FROM agentry_context_owners WHERE context_id = $2)`, owner, ctxID).Scan(&replicas, &owned); err != nil {
+		t.Fatal(err)
+	}
+	if replicas != 0 || owned != 0 {
+		t.Fatalf("after SIGTERM the registry holds the replica %d times and the context's owner %d times, want none", replicas, owned)
+	}
 }
 
 // TestServeReplicasNeedPostgres: cluster.enabled without the shared
