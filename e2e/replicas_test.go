@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
@@ -18,7 +19,10 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"google.golang.org/genai"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/agentry-dev/agentry/cluster"
 	"github.com/agentry-dev/agentry/internal/fakegemini"
@@ -181,6 +185,31 @@ func TestServeReplicas(t *testing.T) {
 	}
 	ctxID = first.ContextID
 
+	// gRPC is not forwarded: a message for the context sent over gRPC to
+	// another replica is refused, naming the holder.
+	owner := ownerOf(t, db, ctxID)
+	for _, s := range live {
+		if s.url == owner {
+			continue
+		}
+		g, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface("dns:///"+strings.TrimPrefix(s.url, "http://"), a2a.TransportProtocolGRPC)},
+			a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(grpcToken{})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := g.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: msg(ctxID, "", "Over gRPC.")})
+		g.Destroy()
+		if err != nil {
+			t.Fatalf("gRPC send: %v", err)
+		}
+		task, ok := res.(*a2a.Task)
+		if !ok || task.Status.State != a2a.TaskStateFailed || task.Status.Message == nil || !strings.Contains(task.Status.Message.Parts[0].Text(), owner) {
+			t.Fatalf("gRPC send to a replica not holding the context: %#v; want a failed task naming %s", res, owner)
+		}
+		t.Logf("gRPC refusal: %s", task.Status.Message.Parts[0].Text())
+		break
+	}
+
 	// Turn 2 asks for a confirmation; the answer lands anywhere.
 	parked := send("turn 2", false, msg(ctxID, "", "Write the side file."), nil)
 	if parked.Status.State != a2a.TaskStateInputRequired {
@@ -275,7 +304,7 @@ func TestServeReplicas(t *testing.T) {
 	}
 
 	// SIGTERM: the owner releases its leases and leaves the registry.
-	owner := ownerOf(t, db, ctxID)
+	owner = ownerOf(t, db, ctxID)
 	for _, s := range live {
 		if s.url != owner {
 			continue
@@ -414,3 +443,12 @@ func a2aClientTB(tb testing.TB, url string) *a2aclient.Client {
 	}
 	return c
 }
+
+// grpcToken sends the replicas' token with every gRPC call.
+type grpcToken struct{}
+
+func (grpcToken) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "Bearer " + replicasToken}, nil
+}
+
+func (grpcToken) RequireTransportSecurity() bool { return false }
