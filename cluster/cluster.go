@@ -202,7 +202,7 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&n.schema); err != nil {
 		return fmt.Errorf("cluster: schema: %w", err)
 	}
-	conn, err := connect(ctx, n.cfg.DSN)
+	conn, err := connect(ctx, n.cfg.DSN, n.cfg.ID)
 	if err != nil {
 		return fmt.Errorf("cluster: lease connection: %w", err)
 	}

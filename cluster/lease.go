@@ -268,7 +268,7 @@ func (n *Node) ping() {
 	}
 	if n.conn == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), max(n.cfg.PingInterval, time.Second))
-		conn, err := connect(ctx, n.cfg.DSN)
+		conn, err := connect(ctx, n.cfg.DSN, n.cfg.ID)
 		cancel()
 		if err != nil {
 			n.log.Warn("cluster: cannot reopen the lease connection", "err", err)
@@ -294,16 +294,17 @@ func (n *Node) heartbeat() {
 	}
 }
 
-// connect opens a lease connection. Its server-side TCP keepalives are
+// connect opens replica id's lease connection, named "agentry lease <id>"
+// in pg_stat_activity. Its server-side TCP keepalives are
 // short: when a replica's machine vanishes without closing the
 // connection, PostgreSQL ends the session, and frees its leases, within
 // about leaseKeepalive rather than the server's default two hours.
-func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
+func connect(ctx context.Context, dsn, id string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range map[string]string{"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "1", "tcp_keepalives_count": "3", "application_name": "agentry-lease"} {
+	for k, v := range map[string]string{"tcp_keepalives_idle": "5", "tcp_keepalives_interval": "1", "tcp_keepalives_count": "3", "application_name": LeaseApplicationName(id)} {
 		if _, set := cfg.RuntimeParams[k]; !set {
 			cfg.RuntimeParams[k] = v
 		}
@@ -314,3 +315,7 @@ func connect(ctx context.Context, dsn string) (*pgx.Conn, error) {
 // leaseKeepalive is how long PostgreSQL takes to end the lease session of
 // a replica whose machine vanished: 5 s idle, then 3 probes 1 s apart.
 const leaseKeepalive = 8 * time.Second
+
+// LeaseApplicationName is the application_name of replica id's lease
+// connection, by which an operator finds it in pg_stat_activity.
+func LeaseApplicationName(id string) string { return "agentry lease " + id }

@@ -11,6 +11,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -452,3 +453,85 @@ func (grpcToken) GetRequestMetadata(context.Context, ...string) (map[string]stri
 }
 
 func (grpcToken) RequireTransportSecurity() bool { return false }
+
+// TestServeReplicaLosesLease: the replica running a turn loses its lease
+// connection (PostgreSQL ends it) while the turn waits on the model: the
+// replica counts the context lost and stops the turn, another replica
+// takes the context on its next request, and the next message runs there
+// with the history; the stopped turn never completes.
+func TestServeReplicaLosesLease(t *testing.T) {
+	e, dsn, fake := clusterEnv(t)
+	fake.Enqueue(fakegemini.Text("Noted: plum."), fakegemini.Hang("Thinking"), fakegemini.Text("The fruit was plum."))
+	procs := e.startReplicas(2, "-m", "gemini-2.5-flash")
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c0 := a2aClient(t, procs[0].url)
+	res, err := c0.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Remember plum."))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxID := res.(*a2a.Task).ContextID
+	if owner := ownerOf(t, db, ctxID); owner != procs[0].url {
+		t.Fatalf("a new context's owner is %s, want the replica it was sent to, %s", owner, procs[0].url)
+	}
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Think."))
+	m.ContextID = ctxID
+	res, err = c0.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m, Config: &a2a.SendMessageConfig{ReturnImmediately: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hanging := res.(*a2a.Task)
+	if _, err := fake.WaitRequests(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	if err := db.QueryRowContext(t.Context(), `SELECT replica_id FROM agentry_replicas WHERE url = $1`, procs[0].url).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	var ended int
+	if err := db.QueryRowContext(t.Context(), `SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, cluster.LeaseApplicationName(id)).Scan(&ended); err != nil || ended != 1 {
+		t.Fatalf("ending the lease connection: %d, %v", ended, err)
+	}
+	procs[0].waitFor(regexp.MustCompile(`lease connection broke`))
+
+	c1 := a2aClient(t, procs[1].url)
+	var got *a2a.Task
+	proctest.Eventually(t, "the stopped turn's task ends", func() bool {
+		got, err = c1.GetTask(t.Context(), &a2a.GetTaskRequest{ID: hanging.ID})
+		return err == nil && got.Status.State.Terminal()
+	})
+	if got.Status.State == a2a.TaskStateCompleted {
+		t.Fatalf("the stopped turn completed: %+v", got.Status)
+	}
+	if got.Status.Message != nil && len(got.Status.Message.Parts) > 0 {
+		t.Logf("the stopped turn: %s: %s", got.Status.State, got.Status.Message.Parts[0].Text())
+	}
+
+	// The next message, sent to the replica that lost the context, runs
+	// on the one that took it.
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Which fruit?"))
+	m.ContextID = ctxID
+	res, err = c0.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task := res.(*a2a.Task); task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the next message: %s %+v", task.Status.State, task.Status.Message)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	var history strings.Builder
+	for _, c := range reqs[2].Body.Contents {
+		for _, p := range c.Parts {
+			history.WriteString(p.Text + "|")
+		}
+	}
+	if !strings.Contains(history.String(), "Remember plum.") || !strings.Contains(history.String(), "Noted: plum.") {
+		t.Fatalf("the next message's request lacks the history: %s", history.String())
+	}
+}
