@@ -257,19 +257,32 @@ func TestOwnershipTransitions(t *testing.T) {
 }
 
 // TestRecover: at start a replica fails the unfinished tasks of contexts
-// nobody holds, and leaves a live replica's alone.
+// whose recorded holder died, and leaves a live replica's alone, and a
+// context no replica recorded (a new one whose replica is about to take
+// it).
 func TestRecover(t *testing.T) {
 	dsn := pgtest.Schema(t, "cluster", "agentry_cluster_test_")
 	a := startNode(t, dsn, "a")
 	if _, err := a.Acquire(t.Context(), "live"); err != nil {
 		t.Fatal(err)
 	}
-	b := startNode(t, dsn, "b")
-	b.tasks.unfinished = []string{"live", "orphan"}
-	got, err := b.Recover(t.Context())
-	if err != nil {
+	dead := startNode(t, dsn, "dead")
+	if _, err := dead.Acquire(t.Context(), "orphan"); err != nil {
 		t.Fatal(err)
 	}
+	breakLeaseConn(t, dsn, dead.Node)
+	b := startNode(t, dsn, "b")
+	b.tasks.unfinished = []string{"live", "new", "orphan"}
+	var got []string
+	// The dead holder's lock goes when PostgreSQL has ended its session.
+	proctest.Eventually(t, "the orphan recovered", func() bool {
+		ids, err := b.Recover(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ids...)
+		return len(got) > 0
+	})
 	if !slices.Equal(got, []string{"orphan"}) || !slices.Equal(b.tasks.failures(), []string{"orphan"}) {
 		t.Fatalf("recovered %v, failed %v; want the orphan only", got, b.tasks.failures())
 	}

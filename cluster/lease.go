@@ -186,10 +186,14 @@ func (n *Node) Held() []string {
 	return ids
 }
 
-// Recover fails the unfinished tasks of every context no live replica
-// holds: what replicas that died (or the previous run of this one) left.
-// A context is checked by taking its lease, which proves its holder gone,
-// and released afterwards. It returns the contexts recovered.
+// Recover fails the unfinished tasks of every context whose recorded
+// holder is gone: what replicas that died (or the previous run of this
+// one) left. A context is checked by taking its lease, which proves its
+// holder gone, and released afterwards. A context no replica ever
+// recorded is left alone: its first task is written before its replica
+// takes the lease, so it may be a new context a live replica is starting;
+// if it is not, the next request for the context fails its tasks when it
+// takes the lease. It returns the contexts recovered.
 func (n *Node) Recover(ctx context.Context) ([]string, error) {
 	ids, err := n.cfg.Tasks.UnfinishedContexts(ctx)
 	if err != nil {
@@ -198,6 +202,13 @@ func (n *Node) Recover(ctx context.Context) ([]string, error) {
 	var done []string
 	for _, id := range ids {
 		if n.Check(id) == nil {
+			continue
+		}
+		var recorded bool
+		if err := n.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agentry_context_owners WHERE context_id = $1)`, id).Scan(&recorded); err != nil {
+			return done, fmt.Errorf("cluster: recover: %w", err)
+		}
+		if !recorded {
 			continue
 		}
 		self, err := n.tryAcquire(ctx, id)
