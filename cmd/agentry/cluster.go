@@ -53,8 +53,10 @@ func startReplica(ctx context.Context, s *config.Settings, baseURL string, tasks
 			if srv == nil {
 				return
 			}
+			// Each eviction waits a little for its runs to end; the
+			// watcher that calls OnLost goes on meanwhile.
 			for _, id := range ids {
-				srv.Evict(id)
+				go srv.Evict(id)
 			}
 		},
 	})
