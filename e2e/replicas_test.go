@@ -461,7 +461,7 @@ func (grpcToken) RequireTransportSecurity() bool { return false }
 // with the history; the stopped turn never completes.
 func TestServeReplicaLosesLease(t *testing.T) {
 	e, dsn, fake := clusterEnv(t)
-	fake.Enqueue(fakegemini.Text("Noted: plum."), fakegemini.Hang("Thinking"), fakegemini.Text("The fruit was plum."))
+	fake.Enqueue(fakegemini.Text("Noted: plum."), fakegemini.Hang("Thinking"), fakegemini.Text("The fruit was plum."), fakegemini.Text("Still plum."))
 	procs := e.startReplicas(2, "-m", "gemini-2.5-flash")
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
@@ -533,5 +533,34 @@ func TestServeReplicaLosesLease(t *testing.T) {
 	}
 	if !strings.Contains(history.String(), "Remember plum.") || !strings.Contains(history.String(), "Noted: plum.") {
 		t.Fatalf("the next message's request lacks the history: %s", history.String())
+	}
+
+	// The replica that took the context dies; the first one takes it
+	// back and reads the turns it missed, not its stale copy.
+	if err := procs[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-procs[1].waited
+	m = a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("And now?"))
+	m.ContextID = ctxID
+	proctest.Eventually(t, "the first replica takes the context back", func() bool {
+		res, err = c0.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: m})
+		if err != nil {
+			t.Logf("send: %v", err)
+		}
+		return err == nil
+	})
+	if task := res.(*a2a.Task); task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the message after the takeback: %s %+v", task.Status.State, task.Status.Message)
+	}
+	reqs = fake.Requests()
+	history.Reset()
+	for _, c := range reqs[len(reqs)-1].Body.Contents {
+		for _, p := range c.Parts {
+			history.WriteString(p.Text + "|")
+		}
+	}
+	if len(reqs) != 4 || !strings.Contains(history.String(), "Which fruit?") || !strings.Contains(history.String(), "The fruit was plum.") {
+		t.Fatalf("%d requests; the last lacks the other replica's turn: %s", len(reqs), history.String())
 	}
 }

@@ -37,15 +37,16 @@ func checkCluster(s *config.Settings) error {
 // replica is agentry serve's membership of a cluster of replicas; a nil
 // *replica is a server on its own.
 type replica struct {
-	node *cluster.Node
-	srv  atomic.Pointer[protocol.Server]
+	node  *cluster.Node
+	store any // the session store
+	srv   atomic.Pointer[protocol.Server]
 }
 
 // startReplica registers the server as a replica: its contexts' leases,
 // the forwarding of requests for others' contexts, and the recovery of
 // the tasks replicas that died left unfinished.
-func startReplica(ctx context.Context, s *config.Settings, baseURL string, tasks *taskdb.Store, log *slog.Logger) (*replica, error) {
-	r := &replica{}
+func startReplica(ctx context.Context, s *config.Settings, baseURL string, tasks *taskdb.Store, store any, log *slog.Logger) (*replica, error) {
+	r := &replica{store: store}
 	node, err := cluster.Start(ctx, cluster.Config{
 		DSN: s.Session.PostgresDSN, AdvertiseURL: cmpOr(s.Cluster.AdvertiseURL, baseURL), Tasks: tasks, Logger: log,
 		OnLost: func(ids []string) {
@@ -94,8 +95,27 @@ func (r *replica) session(ctx context.Context, contextID string) (func() error, 
 	if !o.Self {
 		return nil, fmt.Errorf("context %s is served by replica %s at %s: send its requests there (JSON-RPC, REST and /ws requests naming the context are forwarded; gRPC and messages on a /ws connection opened without contextId are not)", contextID, o.ReplicaID, o.URL)
 	}
+	// Another replica may have run the context since this one last
+	// loaded its session: read it again from the database.
+	if u, ok := r.store.(unloader); ok {
+		if err := u.Unload(ctx, runtimeAppName, runtimeUserID, contextID); err != nil {
+			return nil, err
+		}
+	}
 	return func() error { return r.node.Check(contextID) }, nil
 }
+
+// unloader is the session store's Unload (sessions.Store).
+type unloader interface {
+	Unload(ctx context.Context, appName, userID, sessionID string) error
+}
+
+// The ADK app and user of served sessions: runtime.Config's defaults,
+// which compose keeps.
+const (
+	runtimeAppName = "agentry"
+	runtimeUserID  = "user"
+)
 
 // released gives up a context's lease when its session closes (idle, or
 // the server stopping).

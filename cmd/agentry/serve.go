@@ -372,7 +372,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			_ = closeStore()
 			return nil, nil, nil, &inputError{"cluster.enabled needs the tasks in the shared PostgreSQL database (session.store postgres)"}
 		}
-		if rep, err = startReplica(ctx, settings, baseURL, db, log); err != nil {
+		if rep, err = startReplica(ctx, settings, baseURL, db, store, log); err != nil {
 			_ = closeStore()
 			return nil, nil, nil, err
 		}
