@@ -29,6 +29,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/internal/pgtest"
 	"github.com/agentry-dev/agentry/internal/proctest"
+	"github.com/agentry-dev/agentry/protocol/wsclient"
 )
 
 const replicasToken = "e2e-replicas-token-0123456789abcdef"
@@ -208,6 +209,20 @@ func TestServeReplicas(t *testing.T) {
 			t.Fatalf("gRPC send to a replica not holding the context: %#v; want a failed task naming %s", res, owner)
 		}
 		t.Logf("gRPC refusal: %s", task.Status.Message.Parts[0].Text())
+		break
+	}
+
+	// A /ws connection naming the context at another replica is
+	// forwarded: that replica has no session for it and would answer 404.
+	for _, s := range live {
+		if s.url == owner {
+			continue
+		}
+		conn, err := wsclient.Dial(t.Context(), "ws://"+strings.TrimPrefix(s.url, "http://")+"/ws", wsclient.Options{Token: replicasToken, ContextID: ctxID})
+		if err != nil {
+			t.Fatalf("/ws?contextId at a replica not holding the context: %v", err)
+		}
+		_ = conn.Close()
 		break
 	}
 
