@@ -380,8 +380,9 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 	resolver := compose.NewResolver(settings, nil, nil)
 	avail, closeAvail, err := newAvailability(ctx, settings, log)
 	if err != nil {
+		rep.stop()
 		_ = closeStore()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	closeStore = closingToo(closeStore, closeAvail)
 	agentDefs, _ := compose.LoadAgents(settings)
