@@ -309,7 +309,8 @@ func (n *Node) heartbeat() {
 // in pg_stat_activity. Its server-side TCP keepalives are
 // short: when a replica's machine vanishes without closing the
 // connection, PostgreSQL ends the session, and frees its leases, within
-// about leaseKeepalive rather than the server's default two hours.
+// about 8 s (5 s idle, then 3 probes 1 s apart) rather than the server's
+// default two hours.
 func connect(ctx context.Context, dsn, id string) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
@@ -322,10 +323,6 @@ func connect(ctx context.Context, dsn, id string) (*pgx.Conn, error) {
 	}
 	return pgx.ConnectConfig(ctx, cfg)
 }
-
-// leaseKeepalive is how long PostgreSQL takes to end the lease session of
-// a replica whose machine vanished: 5 s idle, then 3 probes 1 s apart.
-const leaseKeepalive = 8 * time.Second
 
 // LeaseApplicationName is the application_name of replica id's lease
 // connection, by which an operator finds it in pg_stat_activity.
