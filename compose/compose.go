@@ -28,6 +28,7 @@ import (
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
 	"github.com/agentry-dev/agentry/mcptools"
+	"github.com/agentry-dev/agentry/plugins/lease"
 	"github.com/agentry-dev/agentry/processors"
 	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
@@ -76,6 +77,11 @@ type Options struct {
 	SessionService session.Service
 	// Plugins run after the processor chain.
 	Plugins []*plugin.Plugin
+	// Lease, when set, is asked before every model and tool call of the
+	// session and of its subagents; when it fails the turn stops
+	// (package plugins/lease). A cluster replica passes its lease of
+	// the context.
+	Lease func() error
 	// Telemetry, when set, is shared by the session and not shut down with
 	// it; nil makes the session its own from the telemetry settings.
 	Telemetry *telemetry.Telemetry
@@ -147,6 +153,14 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 			_ = cl.closeAll()
 		}
 	}()
+	if opts.Lease != nil {
+		p, err := lease.New(opts.Lease)
+		if err != nil {
+			return nil, err
+		}
+		// Subagents inherit the plugins, this one with them.
+		opts.Plugins, opts.Lease = append(slices.Clip(opts.Plugins), p), nil
+	}
 	ws, set, err := workspaceTools(s, &cl)
 	if err != nil {
 		return nil, err

@@ -496,6 +496,53 @@ func (s *Server) evictIdle(timeout time.Duration) {
 	}
 }
 
+// Evict closes a context's session now, whatever runs on it: its running
+// and parked turns are aborted, and its next message reopens it from the
+// session store. A cluster replica evicts the contexts it lost, which
+// another replica may now run. It reports whether the context was open;
+// an adopted session is never evicted.
+func (s *Server) Evict(contextID string) bool {
+	s.mu.Lock()
+	c := s.contexts[contextID]
+	if c == nil || c.adopted {
+		s.mu.Unlock()
+		return false
+	}
+	delete(s.contexts, contextID)
+	s.idleClosed[contextID] = c.workspace
+	all := make([]*liveTask, 0, len(s.live))
+	for _, t := range s.live {
+		all = append(all, t)
+	}
+	s.mu.Unlock()
+	var tasks []*liveTask
+	for _, t := range all {
+		t.mu.Lock()
+		if t.task.ContextID == contextID {
+			tasks = append(tasks, t)
+		}
+		t.mu.Unlock()
+	}
+	// Each run is stopped as CancelTask stops it (a parked call is
+	// declined), and given a bounded time to end before its session
+	// closes under it.
+	wait, stop := context.WithTimeout(s.ctx, evictWait)
+	defer stop()
+	for _, t := range tasks {
+		from, _ := s.stopRun(t, nil)
+		s.follow(wait, t, from, func(a2a.Event, error) bool { return true })
+	}
+	s.closeHubs([]*convo{c})
+	c.unsub()
+	if err := c.sess.Close(); err != nil {
+		s.log.Warn("a2a: closing an evicted session", "context", contextID, "err", err)
+	}
+	return true
+}
+
+// evictWait bounds how long Evict waits for the context's runs to end.
+const evictWait = 5 * time.Second
+
 // forget removes an evicted context from the map (if it is still there).
 func (s *Server) forget(c *convo) {
 	s.mu.Lock()

@@ -301,6 +301,26 @@ func (s *Store) setLoaded(e *storedSession) {
 	s.mu.Unlock()
 }
 
+// Unload drops the live object of a session, if this Store has loaded
+// it, so that the next Get reads the session from storage again: for a
+// session another process may have written since (an agentry serve
+// replica taking back a context another replica ran meanwhile). The
+// caller must have stopped using the session; a reference to the old
+// object sees none of the later appends.
+func (s *Store) Unload(ctx context.Context, appName, userID, sessionID string) error {
+	e, err := s.lock(ctx, key{appName, userID, sessionID})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	e.loaded = false
+	s.mu.Unlock()
+	// With no session loaded, the last reference's release forgets the
+	// entry; the next operation makes a new one.
+	s.unlock(e)
+	return nil
+}
+
 // forget removes a deleted session's entry; the caller holds its
 // operation lock.
 func (s *Store) forget(e *storedSession) {

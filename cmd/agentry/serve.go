@@ -29,6 +29,7 @@ import (
 	"github.com/agentry-dev/agentry/protocol"
 	"github.com/agentry-dev/agentry/protocol/guard"
 	"github.com/agentry-dev/agentry/protocol/listen"
+	"github.com/agentry-dev/agentry/protocol/taskdb"
 	"github.com/agentry-dev/agentry/protocol/webhook"
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -180,7 +181,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 		_ = ln.Close()
 		return fail(err)
 	}
-	srv, cleanup, err := newA2AServer(ctx, settings, cmd.Flags(), base, f.allowedRoots, f.privatePush || settings.Security.A2A.AllowPrivatePush, ws, log)
+	srv, rep, cleanup, err := newA2AServer(ctx, settings, cmd.Flags(), base, f.allowedRoots, f.privatePush || settings.Security.A2A.AllowPrivatePush, ws, log)
 	if err != nil {
 		_ = ln.Close()
 		return fail(err)
@@ -190,6 +191,7 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 	hosts := guard.HostsFor(f.host, port)
 	hosts = append(hosts, settings.Security.A2A.AllowedHosts...)
 	hosts = append(hosts, f.allowedHosts...)
+	hosts = append(hosts, rep.advertisedHost()...)
 	g, err := guard.New(guard.Config{
 		Token: token, AllowedHosts: hosts,
 		AllowedOrigins: origins,
@@ -206,7 +208,9 @@ func serveMain(ctx context.Context, cmd *cobra.Command, f *serveFlags, io stdio,
 		_ = ln.Close()
 		return fail(err)
 	}
-	hs := listen.NewServer(g.Wrap(srv.Handler()), limits)
+	// The router sits inside the guard: a request is forwarded to the
+	// replica serving its context only once its token is checked.
+	hs := listen.NewServer(g.Wrap(rep.handler(srv.Handler())), limits)
 	// Live streams waiting for answers would hold the shutdown.
 	hs.RegisterOnShutdown(srv.Drain)
 	capped := listen.Listener(ln, limits, log)
@@ -333,30 +337,52 @@ func isLoopback(host string) bool {
 // newA2AServer builds the protocol server over the settings: one session
 // store, model resolver and model availability for every context, the
 // agents loaded once, each context's settings loaded for its workspace.
-func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.FlagSet, baseURL string, roots []string, privatePush bool, live protocol.WSConfig, log *slog.Logger) (*protocol.Server, func(), error) {
+func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.FlagSet, baseURL string, roots []string, privatePush bool, live protocol.WSConfig, log *slog.Logger) (*protocol.Server, *replica, func(), error) {
 	switch settings.A2A.PlainApprovals {
 	case "", string(protocol.PlainApprovalsAsk), string(protocol.PlainApprovalsPolicy):
 	default:
-		return nil, nil, &inputError{fmt.Sprintf("a2a.plainApprovals is %q: use ask (the default: a client without the development-tool extension is asked yes, always or no) or policy (the approval policy decides, as in a batch run)", settings.A2A.PlainApprovals)}
+		return nil, nil, nil, &inputError{fmt.Sprintf("a2a.plainApprovals is %q: use ask (the default: a client without the development-tool extension is asked yes, always or no) or policy (the approval policy decides, as in a batch run)", settings.A2A.PlainApprovals)}
 	}
 	liveCfg, err := liveConfig(settings)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if err := checkCluster(settings); err != nil {
+		return nil, nil, nil, err
 	}
 	store, closeStore, err := compose.OpenStore(ctx, settings, log)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	tasks, pushStore, err := openTaskStore(ctx, store)
+	// A replica fails only the tasks of contexts no live replica holds
+	// (cluster.Node.Recover), not every task left running.
+	var taskOpts []taskdb.Option
+	if settings.Cluster.Enabled {
+		taskOpts = append(taskOpts, taskdb.WithoutRecovery())
+	}
+	tasks, pushStore, err := openTaskStore(ctx, store, taskOpts...)
 	if err != nil {
 		_ = closeStore()
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	var rep *replica
+	if settings.Cluster.Enabled {
+		db, ok := tasks.(*taskdb.Store)
+		if !ok {
+			_ = closeStore()
+			return nil, nil, nil, &inputError{"cluster.enabled needs the tasks in the shared PostgreSQL database (session.store postgres)"}
+		}
+		if rep, err = startReplica(ctx, settings, baseURL, db, store, log); err != nil {
+			_ = closeStore()
+			return nil, nil, nil, err
+		}
 	}
 	resolver := compose.NewResolver(settings, nil, nil)
 	avail, closeAvail, err := newAvailability(ctx, settings, log)
 	if err != nil {
+		rep.stop()
 		_ = closeStore()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	closeStore = closingToo(closeStore, closeAvail)
 	agentDefs, _ := compose.LoadAgents(settings)
@@ -394,9 +420,14 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			if err != nil {
 				return nil, err
 			}
+			check, err := rep.session(ctx, r.ContextID)
+			if err != nil {
+				return nil, err
+			}
 			opts := compose.Options{
 				SessionID: r.ContextID, SessionService: store, Approver: r.Approver,
 				Resolver: resolver, Availability: avail, Logger: log, RemoteAgents: remote.Invokers,
+				Lease: check,
 			}
 			if s == settings {
 				opts.Agents = agentDefs
@@ -405,7 +436,11 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 				opts.IDEContext = conn
 				conn.Retry(serverCtx) // a companion started after the server
 			}
-			return compose.FromSettings(ctx, s, opts)
+			sess, err := compose.FromSettings(ctx, s, opts)
+			if err != nil {
+				return nil, err
+			}
+			return rep.released(sess, r.ContextID), nil
 		},
 		Beside: func(dir string, sess protocol.Session) runtime.EditingApprover {
 			if !inIDE(dir) {
@@ -440,11 +475,18 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		if conn != nil {
 			_ = conn.Close()
 		}
+		rep.stop()
 		_ = closeStore()
-		return nil, nil, &inputError{err.Error()}
+		return nil, nil, nil, &inputError{err.Error()}
 	}
-	return srv, func() {
+	if rep != nil {
+		rep.srv.Store(srv)
+	}
+	return srv, rep, func() {
 		_ = srv.Close()
+		// The sessions are closed: the leases go, and the replica
+		// leaves the registry.
+		rep.stop()
 		if conn != nil {
 			_ = conn.Close()
 		}

@@ -22,12 +22,12 @@ type sqlStore interface {
 // openTaskStore keeps A2A tasks and push configs in the session database,
 // so a restarted server still answers for finished tasks. With the memory
 // session store they live as long as the process.
-func openTaskStore(ctx context.Context, store sessionStore) (taskstore.Store, push.ConfigStore, error) {
+func openTaskStore(ctx context.Context, store sessionStore, opts ...taskdb.Option) (taskstore.Store, push.ConfigStore, error) {
 	db, ok := store.(sqlStore)
 	if !ok {
 		return taskstore.NewInMemory(&taskstore.InMemoryStoreConfig{Authenticator: protocol.SingleUser}), push.NewInMemoryStore(), nil
 	}
-	tasks, err := taskdb.Open(ctx, db.DB(), db.Dialect(), taskdb.WithAuthenticator(protocol.SingleUser), taskdb.WithParkedRuns())
+	tasks, err := taskdb.Open(ctx, db.DB(), db.Dialect(), append([]taskdb.Option{taskdb.WithAuthenticator(protocol.SingleUser), taskdb.WithParkedRuns()}, opts...)...)
 	if err != nil {
 		return nil, nil, err
 	}

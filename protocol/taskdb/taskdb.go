@@ -365,12 +365,7 @@ func (s *Store) failRunning(ctx context.Context, tx *sql.Tx) error {
 	var tasks []stuck
 	// Read every row before writing: on SQLite the transaction is the
 	// one connection, which cannot interleave a write with open rows.
-	parked := a2a.TaskStateWorking // a state already asked for: none more
-	if s.parked {
-		parked = a2a.TaskStateInputRequired
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT task_id, version, data FROM a2a_tasks WHERE state IN ($1, $2, $3)`,
-		string(a2a.TaskStateSubmitted), string(a2a.TaskStateWorking), string(parked))
+	rows, err := tx.QueryContext(ctx, `SELECT task_id, version, data FROM a2a_tasks WHERE state IN ($1, $2, $3)`, s.unfinishedStates()...)
 	if err != nil {
 		return err
 	}
@@ -398,15 +393,7 @@ func (s *Store) failRunning(ctx context.Context, tx *sql.Tx) error {
 		if task.Status.State == a2a.TaskStateInputRequired {
 			why = ParkedRecoveryMessage
 		}
-		if task.Status.Message != nil {
-			task.History = append(task.History, task.Status.Message)
-		}
-		ts := now
-		task.Status = a2a.TaskStatus{
-			State:     a2a.TaskStateFailed,
-			Message:   a2a.NewMessageForTask(a2a.MessageRoleAgent, &task, a2a.NewTextPart(why)),
-			Timestamp: &ts,
-		}
+		failTask(&task, why, now)
 		data, err := json.Marshal(&task)
 		if err != nil {
 			return fmt.Errorf("task %s: encode: %w", t.id, err)
@@ -1127,4 +1114,127 @@ func cloneValue(v any) any {
 		return s
 	}
 	return v
+}
+
+// ContextOf returns the context of a task, from memory or its row, for
+// any user; a2a.ErrTaskNotFound when there is none. A cluster's router
+// uses it to find the replica a request about a task belongs to.
+func (s *Store) ContextOf(ctx context.Context, taskID string) (string, error) {
+	if snap := s.hot(a2a.TaskID(taskID)); snap != nil && snap.task != nil {
+		return snap.task.ContextID, nil
+	}
+	var id string
+	err := s.db.QueryRowContext(ctx, `SELECT context_id FROM a2a_tasks WHERE task_id = $1`, taskID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", a2a.ErrTaskNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("taskdb: context of task %s: %w", taskID, err)
+	}
+	return id, nil
+}
+
+// unfinishedStates are the states of a task whose run a dead process
+// leaves behind: running, and (with WithParkedRuns) parked on input.
+func (s *Store) unfinishedStates() []any {
+	parked := a2a.TaskStateWorking // a state already asked for: none more
+	if s.parked {
+		parked = a2a.TaskStateInputRequired
+	}
+	return []any{string(a2a.TaskStateSubmitted), string(a2a.TaskStateWorking), string(parked)}
+}
+
+// UnfinishedContexts returns the contexts that have tasks left
+// unfinished in the database (submitted, working and, with
+// WithParkedRuns, input-required) and not running in this Store's
+// memory. A replica opened WithoutRecovery asks which of them have no
+// live owner and fails their tasks with FailContext.
+func (s *Store) UnfinishedContexts(ctx context.Context) ([]string, error) {
+	st := s.unfinishedStates()
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT context_id FROM a2a_tasks WHERE state IN ($1, $2, $3) ORDER BY context_id`, st...)
+	if err != nil {
+		return nil, fmt.Errorf("taskdb: unfinished contexts: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("taskdb: unfinished contexts: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// FailContext marks failed, with why as the status message, every task
+// of the context left unfinished in the database (see
+// UnfinishedContexts) by a process that no longer runs it, and returns
+// how many it failed. Tasks running in this Store's memory are this
+// process's own and are left alone. The caller must be the context's
+// only runner (a cluster replica holding its lease): a task another
+// process changed meanwhile is skipped, not overwritten.
+func (s *Store) FailContext(ctx context.Context, contextID, why string) (int, error) {
+	st := s.unfinishedStates()
+	rows, err := s.db.QueryContext(ctx, `SELECT task_id, version, data FROM a2a_tasks WHERE context_id = $1 AND state IN ($2, $3, $4)`,
+		append([]any{contextID}, st...)...)
+	if err != nil {
+		return 0, fmt.Errorf("taskdb: fail context %s: %w", contextID, err)
+	}
+	type stuck struct {
+		id      string
+		version int64
+		data    string
+	}
+	var tasks []stuck
+	for rows.Next() {
+		var t stuck
+		if err := rows.Scan(&t.id, &t.version, &t.data); err != nil {
+			_ = rows.Close()
+			return 0, fmt.Errorf("taskdb: fail context %s: %w", contextID, err)
+		}
+		tasks = append(tasks, t)
+	}
+	if err := errors.Join(rows.Close(), rows.Err()); err != nil {
+		return 0, fmt.Errorf("taskdb: fail context %s: %w", contextID, err)
+	}
+	n := 0
+	for _, t := range tasks {
+		if s.hot(a2a.TaskID(t.id)) != nil {
+			continue // running here
+		}
+		var task a2a.Task
+		if err := json.Unmarshal([]byte(t.data), &task); err != nil {
+			return n, fmt.Errorf("taskdb: task %s: decode: %w", t.id, err)
+		}
+		now := s.clock()
+		failTask(&task, why, now)
+		data, err := json.Marshal(&task)
+		if err != nil {
+			return n, fmt.Errorf("taskdb: task %s: encode: %w", t.id, err)
+		}
+		res, err := s.db.ExecContext(ctx, `UPDATE a2a_tasks SET state = $2, version = $3, status_time = $4, update_time = $4, data = $5 WHERE task_id = $1 AND version = $6`,
+			t.id, string(a2a.TaskStateFailed), t.version+1, now.UnixMicro(), string(data), t.version)
+		if err != nil {
+			return n, fmt.Errorf("taskdb: task %s: %w", t.id, err)
+		}
+		if k, _ := res.RowsAffected(); k == 1 {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// failTask ends task failed with why as its status message; the previous
+// status message joins the history, as a2a-go's task manager does on a
+// status change.
+func failTask(task *a2a.Task, why string, now time.Time) {
+	if task.Status.Message != nil {
+		task.History = append(task.History, task.Status.Message)
+	}
+	task.Status = a2a.TaskStatus{
+		State:     a2a.TaskStateFailed,
+		Message:   a2a.NewMessageForTask(a2a.MessageRoleAgent, task, a2a.NewTextPart(why)),
+		Timestamp: &now,
+	}
 }

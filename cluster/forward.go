@@ -1,0 +1,232 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// ForwardedHeader marks a request one replica forwarded to another; its
+// value is the forwarding replica's id. A forwarded request is never
+// forwarded again: the replica it reaches serves it, taking the context
+// over if its holder died, or refuses it.
+const ForwardedHeader = "X-Agentry-Forwarded"
+
+// Handler returns next behind the cluster's router. It finds the context
+// a request is about — a JSON-RPC message's contextId or taskId, a task
+// id (resolved through Config.Tasks), command/execute's context_id, a
+// REST path's task or message, /ws's contextId query parameter — and
+// serves it with next when this replica holds the context's lease or can
+// take it; otherwise it forwards the request, streams and WebSocket
+// upgrades included, to the holder's advertised URL with ForwardedHeader
+// (the client's Authorization goes with it: the replicas share the
+// token). Requests naming no context (a new conversation, listings, the
+// card, gRPC) are served here. Put it inside the HTTP guard, so that a
+// client's token is checked before anything is forwarded.
+func (n *Node) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		contextID, err := n.contextOf(r)
+		if err != nil {
+			routeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+		if contextID == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		o, err := n.Acquire(r.Context(), contextID)
+		switch {
+		case err != nil:
+			routeError(w, http.StatusServiceUnavailable, fmt.Sprintf("context %s: %v", contextID, err))
+			return
+		case o.Self:
+			next.ServeHTTP(w, r)
+			return
+		}
+		if from := r.Header.Get(ForwardedHeader); from != "" {
+			routeError(w, http.StatusServiceUnavailable, fmt.Sprintf(
+				"context %s is served by replica %s at %s; replica %s forwarded this request here believing this one served it, and a forwarded request is not forwarded again: send it again",
+				contextID, o.ReplicaID, o.URL, from))
+			return
+		}
+		n.proxy.forward(w, r, contextID, o)
+	})
+}
+
+// contextOf returns the context a request is about, "" for none.
+func (n *Node) contextOf(r *http.Request) (string, error) {
+	if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
+		return "", nil // gRPC is served where it lands (docs/deployment.md)
+	}
+	p := r.URL.Path
+	switch {
+	case p == "/ws":
+		return r.URL.Query().Get("contextId"), nil
+	case p == "/" && r.Method == http.MethodPost:
+		body := readBody(r)
+		var env struct {
+			Method string  `json:"method"`
+			Params *params `json:"params"`
+		}
+		if json.Unmarshal(body, &env) != nil || env.Params == nil {
+			return "", nil // the handler answers malformed requests
+		}
+		switch env.Method {
+		case "ListTasks", "tasks/list", "commands/get", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
+			return "", nil
+		case "command/execute":
+			return env.Params.CommandContext, nil
+		}
+		return n.paramsContext(r.Context(), env.Params)
+	case strings.HasPrefix(p, "/rest/"):
+		rest := strings.TrimPrefix(p, "/rest/")
+		if task, ok := strings.CutPrefix(rest, "tasks/"); ok {
+			if i := strings.IndexAny(task, ":/"); i >= 0 {
+				task = task[:i]
+			}
+			return n.taskContext(r.Context(), task)
+		}
+		if strings.HasPrefix(rest, "message:") && r.Method == http.MethodPost {
+			var b params
+			if json.Unmarshal(readBody(r), &b) != nil {
+				return "", nil
+			}
+			return n.paramsContext(r.Context(), &b)
+		}
+	}
+	return "", nil
+}
+
+// params is what the router reads of a request's parameters, in every
+// spelling the server accepts.
+type params struct {
+	Message *struct {
+		ContextID  string `json:"contextId"`
+		ContextID2 string `json:"context_id"`
+		TaskID     string `json:"taskId"`
+		TaskID2    string `json:"task_id"`
+	} `json:"message"`
+	TaskID         string `json:"taskId"`
+	ID             string `json:"id"`
+	CommandContext string `json:"context_id"`
+}
+
+// paramsContext is the context a message or task request names.
+func (n *Node) paramsContext(ctx context.Context, p *params) (string, error) {
+	if m := p.Message; m != nil {
+		if id := firstOf(m.ContextID, m.ContextID2); id != "" {
+			return id, nil
+		}
+		if task := firstOf(m.TaskID, m.TaskID2); task != "" {
+			return n.taskContext(ctx, task)
+		}
+		return "", nil
+	}
+	return n.taskContext(ctx, firstOf(p.TaskID, p.ID))
+}
+
+// taskContext is the context of a task; "" for an unknown task, which
+// the handler refuses.
+func (n *Node) taskContext(ctx context.Context, task string) (string, error) {
+	if task == "" {
+		return "", nil
+	}
+	id, err := n.cfg.Tasks.ContextOf(ctx, task)
+	if errors.Is(err, a2a.ErrTaskNotFound) {
+		return "", nil
+	}
+	return id, err
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// readBody reads the request's body and puts it back for the handler. A
+// body that cannot be read whole (the guard's size limit) is handed on
+// with its error, for the handler to answer.
+func readBody(r *http.Request) []byte {
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	var rd io.Reader = bytes.NewReader(body)
+	if err != nil {
+		rd = io.MultiReader(rd, errReader{err})
+	}
+	r.Body = io.NopCloser(rd)
+	return body
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// routeError answers as the protocol's HTTP errors do: a JSON body
+// {"error": "…"}.
+func routeError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// proxy forwards requests to other replicas.
+type proxy struct {
+	n  *Node
+	rp *httputil.ReverseProxy
+}
+
+type targetKey struct{}
+
+// target is where a request goes.
+type target struct {
+	url     *url.URL
+	context string
+	owner   Owner
+}
+
+func newProxy(n *Node, rt http.RoundTripper) *proxy {
+	if rt == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		rt = t
+	}
+	p := &proxy{n: n}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			t := pr.In.Context().Value(targetKey{}).(*target)
+			pr.SetURL(t.url)
+			pr.Out.Header.Set(ForwardedHeader, n.cfg.ID)
+		},
+		Transport: rt,
+		// Streams (SSE) are written through as they come.
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			t := r.Context().Value(targetKey{}).(*target)
+			n.log.Warn("cluster: forwarding failed", "context", t.context, "replica", t.owner.ReplicaID, "url", t.owner.URL, "err", err)
+			routeError(w, http.StatusBadGateway, fmt.Sprintf("context %s is served by replica %s at %s, which did not answer (%v): send the request again; if that replica is gone another one takes the context over",
+				t.context, t.owner.ReplicaID, t.owner.URL, err))
+		},
+	}
+	return p
+}
+
+func (p *proxy) forward(w http.ResponseWriter, r *http.Request, contextID string, o Owner) {
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		routeError(w, http.StatusBadGateway, fmt.Sprintf("context %s is served by replica %s, whose address %q is not a URL: %v", contextID, o.ReplicaID, o.URL, err))
+		return
+	}
+	t := &target{url: u, context: contextID, owner: o}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
+}
