@@ -358,7 +358,8 @@ func ownerOf(t *testing.T, db *sql.DB, contextID string) string {
 // held by replica a, sent to a (served there) and to b (which resolves
 // the task's context, finds a's lease and forwards the request): two
 // agentry serve processes on one PostgreSQL schema. It reports both p50s
-// and what forwarding adds (budget: 2 ms at p50).
+// and what forwarding adds (budget: 2 ms at p50), for JSON-RPC and for
+// gRPC GetTask (the grpc- metrics).
 func BenchmarkServeReplicaForward(b *testing.B) {
 	dsn := pgtest.Schema(b, "replicas", "agentry_e2e_replicas_")
 	fake := fakegemini.New(b)
@@ -423,22 +424,42 @@ func BenchmarkServeReplicaForward(b *testing.B) {
 		}
 		return time.Since(start)
 	}
+	// The same over gRPC, with a2a-go's client: GetTask at a, and at b,
+	// which reads the call's first message, resolves the task's context
+	// and forwards the call over HTTP/2.
+	grpcs := []*a2aclient.Client{grpcClient(b, urls[0]), grpcClient(b, urls[1])}
+	getGRPC := func(i int) time.Duration {
+		start := time.Now()
+		got, err := grpcs[i].GetTask(b.Context(), &a2a.GetTaskRequest{ID: task.ID})
+		if err != nil || got.Status.State != a2a.TaskStateCompleted {
+			b.Fatalf("gRPC GetTask: %v, %v", got, err)
+		}
+		return time.Since(start)
+	}
 	for range 50 {
 		get(urls[0])
 		get(urls[1])
+		getGRPC(0)
+		getGRPC(1)
 	}
-	var direct, forwarded []time.Duration
+	var direct, forwarded, directGRPC, forwardedGRPC []time.Duration
 	for b.Loop() {
 		direct = append(direct, get(urls[0]))
 		forwarded = append(forwarded, get(urls[1]))
+		directGRPC = append(directGRPC, getGRPC(0))
+		forwardedGRPC = append(forwardedGRPC, getGRPC(1))
 	}
-	slices.Sort(direct)
-	slices.Sort(forwarded)
 	p := func(s []time.Duration, q float64) time.Duration { return s[int(float64(len(s)-1)*q)] }
-	b.ReportMetric(float64(p(direct, 0.5).Microseconds()), "direct-p50-µs")
-	b.ReportMetric(float64(p(forwarded, 0.5).Microseconds()), "forwarded-p50-µs")
-	b.ReportMetric(float64((p(forwarded, 0.5) - p(direct, 0.5)).Microseconds()), "added-p50-µs")
-	b.ReportMetric(float64((p(forwarded, 0.99) - p(direct, 0.99)).Microseconds()), "added-p99-µs")
+	report := func(prefix string, direct, forwarded []time.Duration) {
+		slices.Sort(direct)
+		slices.Sort(forwarded)
+		b.ReportMetric(float64(p(direct, 0.5).Microseconds()), prefix+"direct-p50-µs")
+		b.ReportMetric(float64(p(forwarded, 0.5).Microseconds()), prefix+"forwarded-p50-µs")
+		b.ReportMetric(float64((p(forwarded, 0.5) - p(direct, 0.5)).Microseconds()), prefix+"added-p50-µs")
+		b.ReportMetric(float64((p(forwarded, 0.99) - p(direct, 0.99)).Microseconds()), prefix+"added-p99-µs")
+	}
+	report("", direct, forwarded)
+	report("grpc-", directGRPC, forwardedGRPC)
 }
 
 func a2aClientTB(tb testing.TB, url string) *a2aclient.Client {
@@ -452,14 +473,14 @@ func a2aClientTB(tb testing.TB, url string) *a2aclient.Client {
 }
 
 // grpcClient is an a2a-go gRPC client of a replica, with the token.
-func grpcClient(t *testing.T, url string) *a2aclient.Client {
-	t.Helper()
-	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface("dns:///"+strings.TrimPrefix(url, "http://"), a2a.TransportProtocolGRPC)},
+func grpcClient(tb testing.TB, url string) *a2aclient.Client {
+	tb.Helper()
+	c, err := a2aclient.NewFromEndpoints(tb.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface("dns:///"+strings.TrimPrefix(url, "http://"), a2a.TransportProtocolGRPC)},
 		a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithPerRPCCredentials(grpcToken{})))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Destroy() })
+	tb.Cleanup(func() { _ = c.Destroy() })
 	return c
 }
 
