@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"google.golang.org/grpc"
@@ -43,6 +44,11 @@ func (f *fakeA2A) trailer(ctx context.Context) {
 func (f *fakeA2A) GetTask(ctx context.Context, req *a2apb.GetTaskRequest) (*a2apb.Task, error) {
 	f.trailer(ctx)
 	return &a2apb.Task{Id: req.GetId(), ContextId: "seen by " + f.name}, nil
+}
+
+func (f *fakeA2A) CancelTask(ctx context.Context, req *a2apb.CancelTaskRequest) (*a2apb.Task, error) {
+	f.trailer(ctx)
+	return nil, status.Errorf(codes.FailedPrecondition, "%s cannot cancel %s", f.name, req.GetId())
 }
 
 func (f *fakeA2A) SubscribeToTask(req *a2apb.SubscribeToTaskRequest, st grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
@@ -140,6 +146,15 @@ func TestGRPCForwarding(t *testing.T) {
 		}
 		if task.GetContextId() != "seen by a" {
 			t.Fatalf("answer %v", task)
+		}
+		checkTrailer(t, tr, "a", "b")
+	})
+
+	t.Run("error status", func(t *testing.T) {
+		var tr metadata.MD
+		_, err := client.CancelTask(ctx, &a2apb.CancelTaskRequest{Id: "task-a"}, grpc.Trailer(&tr))
+		if s, _ := status.FromError(err); s.Code() != codes.FailedPrecondition || s.Message() != "a cannot cancel task-a" {
+			t.Fatalf("error %v; want the holder's FailedPrecondition", err)
 		}
 		checkTrailer(t, tr, "a", "b")
 	})
@@ -250,4 +265,44 @@ func TestGRPCForwardToUnreachableOwner(t *testing.T) {
 	if s, _ := status.FromError(err); s.Code() != codes.Unavailable || !strings.Contains(s.Message(), a.srv.URL) {
 		t.Fatalf("error %v; want Unavailable naming %s", err, a.srv.URL)
 	}
+}
+
+// BenchmarkForwardGRPC: a gRPC GetTask for a task of a context held by
+// replica a, called at a (served there) and at b (which reads the first
+// message, resolves the task's context, finds a and forwards the call
+// over HTTP/2). It reports both p50s and what forwarding adds.
+func BenchmarkForwardGRPC(b *testing.B) {
+	dsn := pgtest.Schema(b, "cluster", "agentry_cluster_bench_")
+	ra, rb := startGRPCReplica(b, dsn, "a"), startGRPCReplica(b, dsn, "b")
+	if _, err := ra.Acquire(b.Context(), "ctx-a"); err != nil {
+		b.Fatal(err)
+	}
+	ra.tasks.tasks["task-a"] = "ctx-a"
+	rb.tasks.tasks["task-a"] = "ctx-a"
+	clients := []a2apb.A2AServiceClient{a2apb.NewA2AServiceClient(dialReplica(b, ra)), a2apb.NewA2AServiceClient(dialReplica(b, rb))}
+	do := func(i int) time.Duration {
+		start := time.Now()
+		task, err := clients[i].GetTask(b.Context(), &a2apb.GetTaskRequest{Id: "task-a"})
+		if err != nil || task.GetContextId() != "seen by a" {
+			b.Fatalf("GetTask: %v, %v", task, err)
+		}
+		return time.Since(start)
+	}
+	for range 50 {
+		do(0)
+		do(1)
+	}
+	direct := make([]time.Duration, 0, b.N)
+	forwarded := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		direct = append(direct, do(0))
+		forwarded = append(forwarded, do(1))
+	}
+	slices.Sort(direct)
+	slices.Sort(forwarded)
+	d, f := percentile(direct, 50), percentile(forwarded, 50)
+	b.ReportMetric(float64(d.Microseconds()), "direct-p50-µs")
+	b.ReportMetric(float64(f.Microseconds()), "forwarded-p50-µs")
+	b.ReportMetric(float64((f - d).Microseconds()), "added-p50-µs")
+	b.ReportMetric(float64((percentile(forwarded, 99) - percentile(direct, 99)).Microseconds()), "added-p99-µs")
 }
