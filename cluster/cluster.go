@@ -123,6 +123,14 @@ type Config struct {
 	// Transport carries forwarded requests; default a clone of
 	// http.DefaultTransport.
 	Transport http.RoundTripper
+	// GRPCTransport carries forwarded gRPC calls; default a clone of
+	// http.DefaultTransport speaking HTTP/2 only, in clear text to an
+	// http:// replica (as serve's listener accepts it).
+	GRPCTransport http.RoundTripper
+	// MaxMessageBytes bounds the first message of a gRPC call, which the
+	// router reads to find its context (a2a.maxBodyBytes); default
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int64
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
 }
@@ -134,7 +142,8 @@ type Node struct {
 	log    *slog.Logger
 	db     *sql.DB
 	schema string
-	proxy  *proxy
+	// proxy forwards HTTP requests, grpcProxy gRPC calls.
+	proxy, grpcProxy *proxy
 
 	// connMu serialises the use of conn (a pgx.Conn is not safe for
 	// concurrent use) and the acquisition of leases.
@@ -181,6 +190,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.MaxMessageBytes <= 0 {
+		cfg.MaxMessageBytes = DefaultMaxMessageBytes
+	}
 	db, err := sql.Open("pgx", cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open: %w", err)
@@ -191,6 +203,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.proxy = newProxy(n, cfg.Transport)
+	n.grpcProxy = newGRPCProxy(n, cfg.GRPCTransport)
 	go n.watch()
 	return n, nil
 }

@@ -24,49 +24,78 @@ const ForwardedHeader = "X-Agentry-Forwarded"
 // Handler returns next behind the cluster's router. It finds the context
 // a request is about — a JSON-RPC message's contextId or taskId, a task
 // id (resolved through Config.Tasks), command/execute's context_id, a
-// REST path's task or message, /ws's contextId query parameter — and
-// serves it with next when this replica holds the context's lease or can
-// take it; otherwise it forwards the request, streams and WebSocket
-// upgrades included, to the holder's advertised URL with ForwardedHeader
-// (the client's Authorization goes with it: the replicas share the
-// token). Requests naming no context (a new conversation, listings, the
-// card, gRPC) are served here. Put it inside the HTTP guard, so that a
-// client's token is checked before anything is forwarded.
+// REST path's task or message, /ws's contextId query parameter, a gRPC
+// call's first message (its message's context or task, its task, a
+// ListTasks's context_id) — and serves it with next when this replica
+// holds the context's lease or can take it; otherwise it forwards the
+// request, streams, WebSocket upgrades and gRPC calls (over HTTP/2,
+// SendLiveMessage's two streams included) to the holder's advertised URL
+// with ForwardedHeader (the client's Authorization goes with it: the
+// replicas share the token). Requests naming no context (a new
+// conversation, listings, the card) are served here. A gRPC call is
+// refused with a gRPC status (trailers only), any other request with an
+// HTTP error. Put it inside the HTTP guard, so that a client's token is
+// checked before anything is forwarded.
 func (n *Node) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isGRPC(r) {
+			contextID, err := n.grpcContext(r)
+			var ref *grpcRefusal
+			switch {
+			case errors.As(err, &ref):
+				grpcError(w, ref.code, ref.msg)
+				return
+			case err != nil:
+				grpcError(w, grpcInternal, err.Error())
+				return
+			}
+			n.route(w, r, next, contextID, n.grpcProxy, func(w http.ResponseWriter, code int, msg string) {
+				grpcError(w, grpcCode(code), msg)
+			})
+			return
+		}
 		contextID, err := n.contextOf(r)
 		if err != nil {
 			routeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		if contextID == "" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		o, err := n.Acquire(r.Context(), contextID)
-		switch {
-		case err != nil:
-			routeError(w, http.StatusServiceUnavailable, fmt.Sprintf("context %s: %v", contextID, err))
-			return
-		case o.Self:
-			next.ServeHTTP(w, r)
-			return
-		}
-		if from := r.Header.Get(ForwardedHeader); from != "" {
-			routeError(w, http.StatusServiceUnavailable, fmt.Sprintf(
-				"context %s is served by replica %s at %s; replica %s forwarded this request here believing this one served it, and a forwarded request is not forwarded again: send it again",
-				contextID, o.ReplicaID, o.URL, from))
-			return
-		}
-		n.proxy.forward(w, r, contextID, o)
+		n.route(w, r, next, contextID, n.proxy, routeError)
 	})
+}
+
+// route serves a request about contextID here or forwards it through p;
+// fail answers what cannot be either, given an HTTP status.
+func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, contextID string, p *proxy, fail func(http.ResponseWriter, int, string)) {
+	if contextID == "" {
+		next.ServeHTTP(w, r)
+		return
+	}
+	o, err := n.Acquire(r.Context(), contextID)
+	switch {
+	case err != nil:
+		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("context %s: %v", contextID, err))
+		return
+	case o.Self:
+		next.ServeHTTP(w, r)
+		return
+	}
+	if from := r.Header.Get(ForwardedHeader); from != "" {
+		fail(w, http.StatusServiceUnavailable, fmt.Sprintf(
+			"context %s is served by replica %s at %s; replica %s forwarded this request here believing this one served it, and a forwarded request is not forwarded again: send it again",
+			contextID, o.ReplicaID, o.URL, from))
+		return
+	}
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		fail(w, http.StatusBadGateway, fmt.Sprintf("context %s is served by replica %s, whose address %q is not a URL: %v", contextID, o.ReplicaID, o.URL, err))
+		return
+	}
+	t := &target{url: u, context: contextID, owner: o}
+	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
 }
 
 // contextOf returns the context a request is about, "" for none.
 func (n *Node) contextOf(r *http.Request) (string, error) {
-	if r.ProtoMajor == 2 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc") {
-		return "", nil // gRPC is served where it lands (docs/deployment.md)
-	}
 	p := r.URL.Path
 	switch {
 	case p == "/ws":
@@ -219,14 +248,4 @@ func newProxy(n *Node, rt http.RoundTripper) *proxy {
 		},
 	}
 	return p
-}
-
-func (p *proxy) forward(w http.ResponseWriter, r *http.Request, contextID string, o Owner) {
-	u, err := url.Parse(o.URL)
-	if err != nil {
-		routeError(w, http.StatusBadGateway, fmt.Sprintf("context %s is served by replica %s, whose address %q is not a URL: %v", contextID, o.ReplicaID, o.URL, err))
-		return
-	}
-	t := &target{url: u, context: contextID, owner: o}
-	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
 }

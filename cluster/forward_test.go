@@ -35,7 +35,13 @@ func startReplicaTB(t testing.TB, dsn, name string, next http.Handler) *replicaS
 	t.Helper()
 	rs := &replicaServer{}
 	var h atomic.Pointer[http.Handler]
-	rs.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
+	// HTTP/1.1 and cleartext HTTP/2, as serve's listener: gRPC calls
+	// arrive over the latter.
+	rs.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
+	rs.srv.Config.Protocols = new(http.Protocols)
+	rs.srv.Config.Protocols.SetHTTP1(true)
+	rs.srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	rs.srv.Start()
 	t.Cleanup(rs.srv.Close)
 	tn := &testNode{tasks: &fakeTasks{tasks: map[string]string{}}, timers: &proctest.Timers{}, lost: make(chan []string, 4)}
 	n, err := Start(t.Context(), Config{DSN: dsn, AdvertiseURL: rs.srv.URL, ID: name, Tasks: tn.tasks, After: tn.timers.After})

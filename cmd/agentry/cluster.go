@@ -49,6 +49,7 @@ func startReplica(ctx context.Context, s *config.Settings, baseURL string, tasks
 	r := &replica{store: store}
 	node, err := cluster.Start(ctx, cluster.Config{
 		DSN: s.Session.PostgresDSN, AdvertiseURL: cmpOr(s.Cluster.AdvertiseURL, baseURL), Tasks: tasks, Logger: log,
+		MaxMessageBytes: s.A2A.MaxBodyBytes,
 		OnLost: func(ids []string) {
 			srv := r.srv.Load()
 			if srv == nil {
