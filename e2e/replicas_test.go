@@ -120,7 +120,7 @@ func TestServeReplicas(t *testing.T) {
 		fakegemini.Text("Noted: kiwi."),
 		fakegemini.Stream(genai.NewPartFromText("Writing it."), genai.NewPartFromFunctionCall("run_shell_command", map[string]any{"command": "echo ran >> side.txt"})),
 		fakegemini.Text("Wrote it."),
-		fakegemini.Slow(fakegemini.Text("one ", "two ", "three ", "four"), 150*time.Millisecond),
+		fakegemini.Slow(fakegemini.Text("one ", "two ", "three ", "four"), 300*time.Millisecond),
 		fakegemini.Hang("Thinking"),
 		fakegemini.Text("The word was kiwi."),
 	)
@@ -233,13 +233,23 @@ func TestServeReplicas(t *testing.T) {
 				// The turn is under way on its replica: a gRPC GetTask
 				// at another one is forwarded there and sees the
 				// answer so far, which only the holder has.
+				// (Read until the holder's copy has the artifact the
+				// event announced; the turn goes on for three more
+				// chunks, so a working task with no artifact past them
+				// means the read was not forwarded.)
 				sawLive = true
-				got, err := grpcClient(t, otherThan(t, db, ctxID, live).url).GetTask(t.Context(), &a2a.GetTaskRequest{ID: streaming.ID})
-				if err != nil {
-					t.Fatalf("gRPC GetTask at a replica not holding the context: %v", err)
-				}
-				if got.Status.State != a2a.TaskStateWorking || len(got.Artifacts) == 0 {
-					t.Fatalf("gRPC GetTask at a replica not holding the context: %s with %d artifacts, want the running task's artifact", got.Status.State, len(got.Artifacts))
+				other := grpcClient(t, otherThan(t, db, ctxID, live).url)
+				for {
+					got, err := other.GetTask(t.Context(), &a2a.GetTaskRequest{ID: streaming.ID})
+					if err != nil {
+						t.Fatalf("gRPC GetTask at a replica not holding the context: %v", err)
+					}
+					if got.Status.State == a2a.TaskStateWorking && len(got.Artifacts) > 0 {
+						break
+					}
+					if got.Status.State != a2a.TaskStateWorking {
+						t.Fatalf("gRPC GetTask at a replica not holding the context: %s with %d artifacts, want the running task's artifact", got.Status.State, len(got.Artifacts))
+					}
 				}
 			}
 		case *a2a.Task:
