@@ -23,9 +23,10 @@
 // default). When it fails the replica counts every lease lost at once
 // (Config.OnLost hears which, so that their runs are stopped), Check
 // fails for them, and a new lease connection is opened for the contexts
-// to come. Check is what a session asks before every model and tool call
-// (package plugins/lease), so a replica that lost a context stops its
-// turn before the next call: a turn never runs on two replicas.
+// to come. Confirm — Check, then a round trip on the lease connection —
+// is what a session asks before every model and tool call (package
+// plugins/lease), so a replica that lost a context stops its turn before
+// the next call: a turn never runs on two replicas.
 //
 // # Taking over
 //

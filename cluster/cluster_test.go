@@ -64,7 +64,7 @@ type testNode struct {
 }
 
 // startNode starts a replica on dsn whose watcher runs on test timers.
-func startNode(t *testing.T, dsn, name string) *testNode {
+func startNode(t testing.TB, dsn, name string) *testNode {
 	t.Helper()
 	tn := &testNode{tasks: &fakeTasks{tasks: map[string]string{}}, timers: &proctest.Timers{}, lost: make(chan []string, 4)}
 	n, err := Start(t.Context(), Config{
@@ -363,5 +363,55 @@ func TestHeartbeat(t *testing.T) {
 	n2 := startNode(t, dsn, "other")
 	if rs, _ := n2.Replicas(t.Context()); len(rs) != 1 || rs[0].ID != "other" {
 		t.Fatalf("after Stop the registry holds %+v, want the other replica only", rs)
+	}
+}
+
+// TestConfirmNoticesALostLeaseAtOnce: Check reads memory until the
+// watcher's next ping; Confirm's round trip finds the lease connection
+// ended at once, loses every lease (OnLost hears them) and reconnects.
+func TestConfirmNoticesALostLeaseAtOnce(t *testing.T) {
+	dsn := pgtest.Schema(t, "cluster", "agentry_cluster_test_")
+	a := startNode(t, dsn, "a")
+	if o, err := a.Acquire(t.Context(), "c1"); err != nil || !o.Self {
+		t.Fatalf("a takes c1: %+v, %v", o, err)
+	}
+	if err := a.Confirm("c1"); err != nil {
+		t.Fatalf("Confirm while held: %v", err)
+	}
+	if err := a.Confirm("other"); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Confirm of a context never taken: %v", err)
+	}
+	breakLeaseConn(t, dsn, a.Node)
+	if err := a.Check("c1"); err != nil {
+		t.Fatalf("Check before any ping: %v (it reads memory)", err)
+	}
+	if err := a.Confirm("c1"); !errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Confirm after the lease connection ended: %v, want ErrLeaseLost", err)
+	}
+	select {
+	case ids := <-a.lost:
+		if !slices.Equal(ids, []string{"c1"}) {
+			t.Fatalf("OnLost(%v), want [c1]", ids)
+		}
+	default:
+		t.Fatal("OnLost was not called")
+	}
+	if o, err := a.Acquire(t.Context(), "c2"); err != nil || !o.Self {
+		t.Fatalf("a takes a new context after Confirm reconnected: %+v, %v", o, err)
+	}
+}
+
+// BenchmarkConfirm measures the lease check a session makes before every
+// model and tool call.
+func BenchmarkConfirm(b *testing.B) {
+	dsn := pgtest.Schema(b, "cluster", "agentry_cluster_bench_")
+	n := startNode(b, dsn, "a")
+	if _, err := n.Acquire(b.Context(), "c1"); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if err := n.Confirm("c1"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

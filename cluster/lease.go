@@ -45,8 +45,8 @@ func (n *Node) key(contextID string) int64 {
 }
 
 // Check returns nil while this replica holds the context's lease, and
-// ErrLeaseLost (or ErrStopped) once it does not. It reads memory only: a
-// session calls it before every model and tool call.
+// ErrLeaseLost (or ErrStopped) once it does not, as far as this replica
+// knows: it reads memory only (see Confirm).
 func (n *Node) Check(contextID string) error {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
@@ -57,6 +57,38 @@ func (n *Node) Check(contextID string) error {
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// confirmTimeout bounds Confirm's round trip.
+const confirmTimeout = 2 * time.Second
+
+// Confirm returns nil when this replica holds the context's lease now:
+// Check, then a round trip on the lease connection, whose session holds
+// the lease's lock as long as it answers. A session calls it before every
+// model and tool call, so a replica that lost its lease (its connection
+// ended by PostgreSQL, a network failure) stops before the next call
+// rather than at the watcher's next ping. A failed round trip loses every
+// lease at once, as the watcher's ping does.
+func (n *Node) Confirm(contextID string) error {
+	if err := n.Check(contextID); err != nil {
+		return err
+	}
+	n.connMu.Lock()
+	err := ErrLeaseLost
+	if n.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), confirmTimeout)
+		err = n.conn.Ping(ctx)
+		cancel()
+	}
+	n.connMu.Unlock()
+	if err != nil {
+		n.ping() // every lease lost, OnLost told, a new connection
+		if errors.Is(err, ErrLeaseLost) {
+			return err
+		}
+		return fmt.Errorf("%w: the lease connection: %w", ErrLeaseLost, err)
+	}
+	return n.Check(contextID)
 }
 
 // Acquire returns the holder of the context's lease, taking the lease

@@ -94,7 +94,7 @@ func (r *replica) session(ctx context.Context, contextID string) (func() error, 
 		return nil, err
 	}
 	if !o.Self {
-		return nil, fmt.Errorf("context %s is served by replica %s at %s: send its requests there (JSON-RPC, REST and /ws requests naming the context are forwarded; gRPC and messages on a /ws connection opened without contextId are not)", contextID, o.ReplicaID, o.URL)
+		return nil, fmt.Errorf("context %s is served by replica %s at %s: send its requests there (JSON-RPC, REST, gRPC and /ws requests naming the context are forwarded; messages on a /ws connection opened without contextId are not)", contextID, o.ReplicaID, o.URL)
 	}
 	// Another replica may have run the context since this one last
 	// loaded its session: read it again from the database.
@@ -103,7 +103,7 @@ func (r *replica) session(ctx context.Context, contextID string) (func() error, 
 			return nil, err
 		}
 	}
-	return func() error { return r.node.Check(contextID) }, nil
+	return func() error { return r.node.Confirm(contextID) }, nil
 }
 
 // unloader is the session store's Unload (sessions.Store).
