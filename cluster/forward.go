@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 )
@@ -90,8 +92,81 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, 
 		fail(w, http.StatusBadGateway, fmt.Sprintf("context %s is served by replica %s, whose address %q is not a URL: %v", contextID, o.ReplicaID, o.URL, err))
 		return
 	}
-	t := &target{url: u, context: contextID, owner: o}
+	t := &target{url: u, context: contextID, owner: o, next: next}
+	if !isGRPC(r) {
+		t.body, t.replay = stash(r)
+	}
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
+}
+
+// stash keeps a request's body, read already by the router (or none), so
+// that a request its holder never received can be served again.
+func stash(r *http.Request) ([]byte, bool) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, true
+	}
+	if r.Method != http.MethodPost {
+		return nil, false
+	}
+	return readBody(r), true
+}
+
+// Waiting for a dead holder's lease: PostgreSQL frees it when it sees
+// the holder's connection close, at once on one machine and within about
+// 8 s (the lease connection's keepalives) when the holder's machine
+// vanished.
+const (
+	takeoverPoll  = 500 * time.Millisecond
+	takeoverTries = 20
+)
+
+// takeOver serves a request its holder did not answer because the holder
+// could not be reached at all (the request never left this replica): it
+// waits for the holder's lease to be freed and serves the request here,
+// or forwards it to a new holder, once. It reports whether it answered.
+func (p *proxy) takeOver(w http.ResponseWriter, r *http.Request, t *target) bool {
+	n := p.n
+	if t.retried || !t.replay || t.next == nil {
+		return false
+	}
+	t.retried = true
+	for range takeoverTries {
+		select {
+		case <-n.cfg.After(takeoverPoll):
+		case <-r.Context().Done():
+			return false
+		}
+		o, err := n.Acquire(r.Context(), t.context)
+		if err != nil {
+			return false
+		}
+		if o.ReplicaID == t.owner.ReplicaID {
+			continue // the holder's lease lives on: wait
+		}
+		if t.body != nil {
+			r.Body = io.NopCloser(bytes.NewReader(t.body))
+		}
+		if o.Self {
+			n.log.Info("cluster: took over a context whose holder did not answer", "context", t.context, "replica", t.owner.ReplicaID)
+			t.next.ServeHTTP(w, r)
+			return true
+		}
+		u, err := url.Parse(o.URL)
+		if err != nil {
+			return false
+		}
+		t.url, t.owner = u, o
+		p.rp.ServeHTTP(w, r)
+		return true
+	}
+	return false
+}
+
+// unreached reports whether err means the request never reached the
+// holder: its connection could not be made.
+func unreached(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // contextOf returns the context a request is about, "" for none.
@@ -110,7 +185,11 @@ func (n *Node) contextOf(r *http.Request) (string, error) {
 			return "", nil // the handler answers malformed requests
 		}
 		switch env.Method {
-		case "ListTasks", "tasks/list", "commands/get", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
+		case "ListTasks", "tasks/list":
+			// A context's listing is its holder's: its tasks under way
+			// are in the holder's memory.
+			return firstOf(env.Params.ContextID, env.Params.CommandContext), nil
+		case "commands/get", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
 			return "", nil
 		case "command/execute":
 			return env.Params.CommandContext, nil
@@ -118,6 +197,9 @@ func (n *Node) contextOf(r *http.Request) (string, error) {
 		return n.paramsContext(r.Context(), env.Params)
 	case strings.HasPrefix(p, "/rest/"):
 		rest := strings.TrimPrefix(p, "/rest/")
+		if rest == "tasks" && r.Method == http.MethodGet {
+			return r.URL.Query().Get("contextId"), nil
+		}
 		if task, ok := strings.CutPrefix(rest, "tasks/"); ok {
 			if i := strings.IndexAny(task, ":/"); i >= 0 {
 				task = task[:i]
@@ -147,6 +229,9 @@ type params struct {
 	TaskID         string `json:"taskId"`
 	ID             string `json:"id"`
 	CommandContext string `json:"context_id"`
+	// ContextID is a listing's context (context_id, the other
+	// spelling, is CommandContext).
+	ContextID string `json:"contextId"`
 }
 
 // paramsContext is the context a message or task request names.
@@ -222,6 +307,12 @@ type target struct {
 	url     *url.URL
 	context string
 	owner   Owner
+	// next serves the request here after a takeover; body is its body,
+	// replay whether it can be sent again; retried, that it was.
+	next    http.Handler
+	body    []byte
+	replay  bool
+	retried bool
 }
 
 func newProxy(n *Node, rt http.RoundTripper) *proxy {
@@ -243,6 +334,9 @@ func newProxy(n *Node, rt http.RoundTripper) *proxy {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			t := r.Context().Value(targetKey{}).(*target)
 			n.log.Warn("cluster: forwarding failed", "context", t.context, "replica", t.owner.ReplicaID, "url", t.owner.URL, "err", err)
+			if unreached(err) && p.takeOver(w, r, t) {
+				return
+			}
 			routeError(w, http.StatusBadGateway, fmt.Sprintf("context %s is served by replica %s at %s, which did not answer (%v): send the request again; if that replica is gone another one takes the context over",
 				t.context, t.owner.ReplicaID, t.owner.URL, err))
 		},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -116,6 +117,10 @@ func TestForwarding(t *testing.T) {
 		{"new context", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`, "b"},
 		{"unknown task", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"nope"}}`, "b"},
 		{"list", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`, "b"},
+		{"list of a's context", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"contextId":"ctx-a"}}`, "a"},
+		{"0.3 list of a's context", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{"contextId":"ctx-a"}}`, "a"},
+		{"REST list of a's context", http.MethodGet, "/rest/tasks?contextId=ctx-a", ``, "a"},
+		{"REST list", http.MethodGet, "/rest/tasks", ``, "b"},
 		{"malformed", http.MethodPost, "/", `{"jsonrpc":`, "b"},
 		{"ws of a's context", http.MethodGet, "/ws?contextId=ctx-a", ``, "a"},
 		{"ws without context", http.MethodGet, "/ws", ``, "b"},
@@ -202,9 +207,57 @@ func TestForwardToUnreachableOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.srv.Close()
-	res := post(t, b.srv.URL, "/", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"contextId":"ctx-a"}}}`)
+	// a's lease lives on (its connection to PostgreSQL does): b waits
+	// for it to be freed, then gives up.
+	done := make(chan *http.Response, 1)
+	go func() {
+		done <- post(t, b.srv.URL, "/", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"contextId":"ctx-a"}}}`)
+	}()
+	for range takeoverTries {
+		b.timers.Fire(t, takeoverPoll)
+	}
+	res := <-done
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusBadGateway || !strings.Contains(string(body), a.srv.URL) {
 		t.Fatalf("status %d, body %s", res.StatusCode, body)
+	}
+}
+
+// TestForwardTakesOverAnUnreachableDeadHolder: the holder cannot be
+// reached, and once PostgreSQL frees its lease (its connection ended)
+// the replica the request reached takes the context over and serves the
+// request itself, body and all.
+func TestForwardTakesOverAnUnreachableDeadHolder(t *testing.T) {
+	dsn := pgtest.Schema(t, "cluster", "agentry_cluster_test_")
+	a, b := startReplica(t, dsn, "a"), startReplica(t, dsn, "b")
+	if _, err := a.Acquire(t.Context(), "ctx-a"); err != nil {
+		t.Fatal(err)
+	}
+	a.srv.Close()
+	const msg = `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"contextId":"ctx-a"}}}`
+	done := make(chan *http.Response, 1)
+	go func() { done <- post(t, b.srv.URL, "/", msg) }()
+	b.timers.Fire(t, takeoverPoll) // a's lease still held: b waits
+	b.timers.Await(t, takeoverPoll)
+	breakLeaseConn(t, dsn, a.Node)
+	// PostgreSQL frees the lock as the session ends; b polls until then.
+	var res *http.Response
+	for res == nil {
+		b.timers.Fire(t, takeoverPoll)
+		proctest.Eventually(t, "b's next poll or its answer", func() bool {
+			select {
+			case res = <-done:
+				return true
+			default:
+				return b.timers.Pending(takeoverPoll) > 0
+			}
+		})
+	}
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK || res.Header.Get("X-Served-By") != "b" || string(body) != msg {
+		t.Fatalf("status %d by %q, body %s", res.StatusCode, res.Header.Get("X-Served-By"), body)
+	}
+	if got := b.tasks.failures(); !slices.Equal(got, []string{"ctx-a"}) {
+		t.Errorf("b failed the unfinished tasks of %v, want [ctx-a]", got)
 	}
 }
