@@ -400,24 +400,35 @@ the batch's creation time and its settings snapshot as one JSON object.`,
 	return cmd
 }
 
+// openBatchOnQueue opens the queue at dsn and reads batch name's status;
+// an unknown batch is the user's error.
+func openBatchOnQueue(ctx context.Context, dsn, name string) (*batchq.Queue, batchq.Status, func(), error) {
+	q, closeQ, err := openQueue(ctx, dsn)
+	if err != nil {
+		return nil, batchq.Status{}, nil, err
+	}
+	st, err := q.Status(ctx, name)
+	if errors.Is(err, batchq.ErrUnknownBatch) {
+		err = &inputError{fmt.Sprintf("no batch %q on this queue", name)}
+	}
+	if err != nil {
+		closeQ()
+		return nil, batchq.Status{}, nil, err
+	}
+	return q, st, closeQ, nil
+}
+
 func batchStatusMain(ctx context.Context, dsn, name string, asJSON bool, io stdio) int {
 	fail := func(err error) int {
 		code, _ := exitFor(err)
 		writeErrorLine(io.err, err)
 		return code
 	}
-	q, closeQ, err := openQueue(ctx, dsn)
+	_, st, closeQ, err := openBatchOnQueue(ctx, dsn, name)
 	if err != nil {
 		return fail(err)
 	}
 	defer closeQ()
-	st, err := q.Status(ctx, name)
-	if errors.Is(err, batchq.ErrUnknownBatch) {
-		return fail(&inputError{fmt.Sprintf("no batch %q on this queue", name)})
-	}
-	if err != nil {
-		return fail(err)
-	}
 	if asJSON {
 		b, err := json.Marshal(st)
 		if err != nil {
@@ -464,18 +475,11 @@ func batchResultsMain(ctx context.Context, dsn, name, output string, io stdio) i
 		writeErrorLine(io.err, err)
 		return code
 	}
-	q, closeQ, err := openQueue(ctx, dsn)
+	q, st, closeQ, err := openBatchOnQueue(ctx, dsn, name)
 	if err != nil {
 		return fail(err)
 	}
 	defer closeQ()
-	st, err := q.Status(ctx, name)
-	if errors.Is(err, batchq.ErrUnknownBatch) {
-		return fail(&inputError{fmt.Sprintf("no batch %q on this queue", name)})
-	}
-	if err != nil {
-		return fail(err)
-	}
 	out := io.out
 	if output != "" {
 		file, err := os.OpenFile(output, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
