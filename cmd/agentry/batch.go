@@ -230,6 +230,24 @@ func encodeResult(r batchResult) ([]byte, error) {
 // seen maps the ids of the earlier lines to their line numbers; a
 // readable id is added to it, valid line or not, so that a later line
 // cannot reuse the id of a failed one.
+// readBatchLine reads input line n (1-based): its request, or the error
+// result a bad line gets; blank reports a line to skip. A first line's BOM
+// (from an editor) is dropped.
+func readBatchLine(line []byte, n int, tooLong bool, seen map[string]int) (req batchRequest, bad *batchResult, blank bool) {
+	if n == 1 {
+		line = bytes.TrimPrefix(line, []byte("\ufeff"))
+	}
+	switch {
+	case tooLong:
+		r := inputFailure("line-"+strconv.Itoa(n), fmt.Sprintf("line %d: longer than %d MB", n, maxBatchLine>>20))
+		return batchRequest{}, &r, false
+	case len(bytes.TrimSpace(line)) == 0:
+		return batchRequest{}, nil, true
+	}
+	req, bad = parseBatchLine(line, n, seen)
+	return req, bad, false
+}
+
 func parseBatchLine(line []byte, n int, seen map[string]int) (batchRequest, *batchResult) {
 	bad := func(id string, problems []string) (batchRequest, *batchResult) {
 		r := inputFailure(id, fmt.Sprintf("line %d: %s", n, strings.Join(problems, "; ")))
@@ -744,21 +762,9 @@ func (b *batch) read(ctx context.Context, in *bufio.Reader, done map[string]bool
 		if err != nil {
 			return fmt.Errorf("reading the batch input: %w", err)
 		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff")) // a BOM from an editor
-		}
-		var (
-			req batchRequest
-			bad *batchResult
-		)
-		switch {
-		case tooLong:
-			r := inputFailure("line-"+strconv.Itoa(n), fmt.Sprintf("line %d: longer than %d MB", n, maxBatchLine>>20))
-			bad = &r
-		case len(bytes.TrimSpace(line)) == 0:
+		req, bad, blank := readBatchLine(line, n, tooLong, seen)
+		if blank {
 			continue
-		default:
-			req, bad = parseBatchLine(line, n, seen)
 		}
 		id := req.ID
 		if bad != nil {

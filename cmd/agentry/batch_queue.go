@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -120,21 +119,9 @@ func batchItems(data []byte) ([]batchq.Item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the batch input: %w", err)
 		}
-		if n == 1 {
-			line = bytes.TrimPrefix(line, []byte("\ufeff"))
-		}
-		var (
-			req batchRequest
-			bad *batchResult
-		)
-		switch {
-		case tooLong:
-			r := inputFailure("line-"+strconv.Itoa(n), fmt.Sprintf("line %d: longer than %d MB", n, maxBatchLine>>20))
-			bad = &r
-		case len(bytes.TrimSpace(line)) == 0:
+		req, bad, blank := readBatchLine(line, n, tooLong, seen)
+		if blank {
 			continue
-		default:
-			req, bad = parseBatchLine(line, n, seen)
 		}
 		if bad != nil {
 			l, err := encodeResult(*bad)
