@@ -49,23 +49,26 @@ func (n *Node) Handler(next http.Handler) http.Handler {
 				grpcError(w, grpcInternal, err.Error())
 				return
 			}
-			n.route(w, r, next, contextID, n.grpcProxy, func(w http.ResponseWriter, code int, msg string) {
+			sub := strings.HasSuffix(r.URL.Path, "/SubscribeToTask")
+			n.route(w, r, next, contextID, sub, n.grpcProxy, func(w http.ResponseWriter, code int, msg string) {
 				grpcError(w, grpcCode(code), msg)
 			})
 			return
 		}
-		contextID, err := n.contextOf(r)
+		contextID, sub, err := n.contextOf(r)
 		if err != nil {
 			routeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		n.route(w, r, next, contextID, n.proxy, routeError)
+		n.route(w, r, next, contextID, sub, n.proxy, routeError)
 	})
 }
 
 // route serves a request about contextID here or forwards it through p;
-// fail answers what cannot be either, given an HTTP status.
-func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, contextID string, p *proxy, fail func(http.ResponseWriter, int, string)) {
+// fail answers what cannot be either, given an HTTP status. A subscribe
+// (sub) is served here from the event log when Config.SubscribeFromLog
+// is set.
+func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, contextID string, sub bool, p *proxy, fail func(http.ResponseWriter, int, string)) {
 	if contextID == "" {
 		next.ServeHTTP(w, r)
 		return
@@ -75,7 +78,7 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	case err != nil:
 		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("context %s: %v", contextID, err))
 		return
-	case o.Self:
+	case o.Self, sub && n.cfg.SubscribeFromLog:
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -94,12 +97,13 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	p.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
 }
 
-// contextOf returns the context a request is about, "" for none.
-func (n *Node) contextOf(r *http.Request) (string, error) {
+// contextOf returns the context a request is about, "" for none, and
+// whether it subscribes to a task.
+func (n *Node) contextOf(r *http.Request) (contextID string, sub bool, err error) {
 	p := r.URL.Path
 	switch {
 	case p == "/ws":
-		return r.URL.Query().Get("contextId"), nil
+		return r.URL.Query().Get("contextId"), false, nil
 	case p == "/" && r.Method == http.MethodPost:
 		body := readBody(r)
 		var env struct {
@@ -107,32 +111,35 @@ func (n *Node) contextOf(r *http.Request) (string, error) {
 			Params *params `json:"params"`
 		}
 		if json.Unmarshal(body, &env) != nil || env.Params == nil {
-			return "", nil // the handler answers malformed requests
+			return "", false, nil // the handler answers malformed requests
 		}
 		switch env.Method {
 		case "ListTasks", "tasks/list", "commands/get", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
-			return "", nil
+			return "", false, nil
 		case "command/execute":
-			return env.Params.CommandContext, nil
+			return env.Params.CommandContext, false, nil
 		}
-		return n.paramsContext(r.Context(), env.Params)
+		id, err := n.paramsContext(r.Context(), env.Params)
+		return id, env.Method == "SubscribeToTask" || env.Method == "tasks/resubscribe", err
 	case strings.HasPrefix(p, "/rest/"):
 		rest := strings.TrimPrefix(p, "/rest/")
 		if task, ok := strings.CutPrefix(rest, "tasks/"); ok {
 			if i := strings.IndexAny(task, ":/"); i >= 0 {
 				task = task[:i]
 			}
-			return n.taskContext(r.Context(), task)
+			id, err := n.taskContext(r.Context(), task)
+			return id, strings.HasSuffix(p, ":subscribe"), err
 		}
 		if strings.HasPrefix(rest, "message:") && r.Method == http.MethodPost {
 			var b params
 			if json.Unmarshal(readBody(r), &b) != nil {
-				return "", nil
+				return "", false, nil
 			}
-			return n.paramsContext(r.Context(), &b)
+			id, err := n.paramsContext(r.Context(), &b)
+			return id, false, err
 		}
 	}
-	return "", nil
+	return "", false, nil
 }
 
 // params is what the router reads of a request's parameters, in every
