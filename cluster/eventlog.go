@@ -45,7 +45,7 @@ type eventWriter struct {
 	done chan struct{}
 	// next is each task's last sequence number; a task the writer has
 	// not seen continues what the log holds (a parked task resumed here).
-	next map[a2a.TaskID]int64
+	next     map[a2a.TaskID]int64
 	stopOnce sync.Once
 	// wrote, when set, hears the size of every batch written (tests).
 	wrote func(int)
