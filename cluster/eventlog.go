@@ -399,6 +399,16 @@ func (n *Node) Follow(ctx context.Context, task a2a.TaskID, after int64) (events
 	}, true, nil
 }
 
+// logged reports whether the event log holds an event of the task.
+func (n *Node) logged(ctx context.Context, task string) bool {
+	var ok bool
+	if err := n.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agentry_task_events WHERE task_id = $1)`, task).Scan(&ok); err != nil {
+		n.log.Warn("cluster: reading the event log", "task", task, "err", err)
+		return false
+	}
+	return ok
+}
+
 // LoggedEvent is an event of the event log.
 type LoggedEvent struct {
 	// Seq is the event's place in its task's log, from 1.

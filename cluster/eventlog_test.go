@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"sync"
 	"testing"
@@ -261,5 +262,44 @@ func TestEventLogTakeover(t *testing.T) {
 	a.stopWriter(ctx)
 	if evs := collect(t, b.Node, task, 0); len(evs) != 7 {
 		t.Errorf("after the dead holder's write: %d events", len(evs))
+	}
+}
+
+func TestRouterServesLoggedSubscribesHere(t *testing.T) {
+	dsn := pgtest.Schema(t, "cluster event log", "agentry_eventlog_test_")
+	a, b := startReplica(t, dsn, "a"), startReplica(t, dsn, "b")
+	b.cfg.SubscribeFromLog = true
+	ctx := t.Context()
+	if o, err := a.Acquire(ctx, "c1"); err != nil || !o.Self {
+		t.Fatalf("acquire: %+v %v", o, err)
+	}
+	a.tasks.tasks["t1"], b.tasks.tasks["t1"] = "c1", "c1"
+	requests := []struct{ path, body string }{
+		{"/", `{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"t1"}}`},
+		{"/", `{"jsonrpc":"2.0","id":1,"method":"tasks/resubscribe","params":{"id":"t1"}}`},
+		{"/rest/tasks/t1:subscribe", ``},
+	}
+	servedBy := func(path, body string) string {
+		resp := post(t, b.srv.URL, path, body)
+		defer resp.Body.Close()
+		_, _ = io.ReadAll(resp.Body)
+		return resp.Header.Get("X-Served-By")
+	}
+	// Nothing logged yet: the holder serves the subscribe.
+	for _, r := range requests {
+		if got := servedBy(r.path, r.body); got != "a" {
+			t.Errorf("%s %s before the log has the task: served by %q, want the holder", r.path, r.body, got)
+		}
+	}
+	a.Append("c1", "t1", submitted("c1", "t1"))
+	proctest.Eventually(t, "t1 logged", func() bool { return b.logged(ctx, "t1") })
+	for _, r := range requests {
+		if got := servedBy(r.path, r.body); got != "b" {
+			t.Errorf("%s %s: served by %q, want the replica it reached (from the log)", r.path, r.body, got)
+		}
+	}
+	// Other requests for the task still go to the holder.
+	if got := servedBy("/", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t1"}}`); got != "a" {
+		t.Errorf("GetTask: served by %q, want the holder", got)
 	}
 }

@@ -39,7 +39,7 @@ const ForwardedHeader = "X-Agentry-Forwarded"
 func (n *Node) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isGRPC(r) {
-			contextID, err := n.grpcContext(r)
+			contextID, sub, err := n.grpcContext(r)
 			var ref *grpcRefusal
 			switch {
 			case errors.As(err, &ref):
@@ -49,7 +49,6 @@ func (n *Node) Handler(next http.Handler) http.Handler {
 				grpcError(w, grpcInternal, err.Error())
 				return
 			}
-			sub := strings.HasSuffix(r.URL.Path, "/SubscribeToTask")
 			n.route(w, r, next, contextID, sub, n.grpcProxy, func(w http.ResponseWriter, code int, msg string) {
 				grpcError(w, grpcCode(code), msg)
 			})
@@ -66,9 +65,12 @@ func (n *Node) Handler(next http.Handler) http.Handler {
 
 // route serves a request about contextID here or forwards it through p;
 // fail answers what cannot be either, given an HTTP status. A subscribe
-// (sub) is served here from the event log when Config.SubscribeFromLog
-// is set.
-func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, contextID string, sub bool, p *proxy, fail func(http.ResponseWriter, int, string)) {
+// to task sub is served here, from the event log, when
+// Config.SubscribeFromLog is set and the log has the task's events;
+// otherwise (the holder has not logged its first event yet, or ran the
+// task before the log existed) it goes to the holder as other requests
+// do.
+func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, contextID, sub string, p *proxy, fail func(http.ResponseWriter, int, string)) {
 	if contextID == "" {
 		next.ServeHTTP(w, r)
 		return
@@ -78,7 +80,7 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, 
 	case err != nil:
 		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("context %s: %v", contextID, err))
 		return
-	case o.Self, sub && n.cfg.SubscribeFromLog:
+	case o.Self, sub != "" && n.cfg.SubscribeFromLog && n.logged(r.Context(), sub):
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -98,12 +100,12 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, 
 }
 
 // contextOf returns the context a request is about, "" for none, and
-// whether it subscribes to a task.
-func (n *Node) contextOf(r *http.Request) (contextID string, sub bool, err error) {
+// the task it subscribes to, if it does.
+func (n *Node) contextOf(r *http.Request) (contextID, subTask string, err error) {
 	p := r.URL.Path
 	switch {
 	case p == "/ws":
-		return r.URL.Query().Get("contextId"), false, nil
+		return r.URL.Query().Get("contextId"), "", nil
 	case p == "/" && r.Method == http.MethodPost:
 		body := readBody(r)
 		var env struct {
@@ -111,16 +113,19 @@ func (n *Node) contextOf(r *http.Request) (contextID string, sub bool, err error
 			Params *params `json:"params"`
 		}
 		if json.Unmarshal(body, &env) != nil || env.Params == nil {
-			return "", false, nil // the handler answers malformed requests
+			return "", "", nil // the handler answers malformed requests
 		}
 		switch env.Method {
 		case "ListTasks", "tasks/list", "commands/get", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
-			return "", false, nil
+			return "", "", nil
 		case "command/execute":
-			return env.Params.CommandContext, false, nil
+			return env.Params.CommandContext, "", nil
 		}
 		id, err := n.paramsContext(r.Context(), env.Params)
-		return id, env.Method == "SubscribeToTask" || env.Method == "tasks/resubscribe", err
+		if env.Method == "SubscribeToTask" || env.Method == "tasks/resubscribe" {
+			return id, firstOf(env.Params.TaskID, env.Params.ID), err
+		}
+		return id, "", err
 	case strings.HasPrefix(p, "/rest/"):
 		rest := strings.TrimPrefix(p, "/rest/")
 		if task, ok := strings.CutPrefix(rest, "tasks/"); ok {
@@ -128,18 +133,21 @@ func (n *Node) contextOf(r *http.Request) (contextID string, sub bool, err error
 				task = task[:i]
 			}
 			id, err := n.taskContext(r.Context(), task)
-			return id, strings.HasSuffix(p, ":subscribe"), err
+			if strings.HasSuffix(p, ":subscribe") {
+				return id, task, err
+			}
+			return id, "", err
 		}
 		if strings.HasPrefix(rest, "message:") && r.Method == http.MethodPost {
 			var b params
 			if json.Unmarshal(readBody(r), &b) != nil {
-				return "", false, nil
+				return "", "", nil
 			}
 			id, err := n.paramsContext(r.Context(), &b)
-			return id, false, err
+			return id, "", err
 		}
 	}
-	return "", false, nil
+	return "", "", nil
 }
 
 // params is what the router reads of a request's parameters, in every
