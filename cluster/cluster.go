@@ -178,6 +178,8 @@ type Node struct {
 	writerOnce sync.Once
 	ew         *eventWriter
 	listener   eventListener
+	// running holds the tasks this replica logs and has not ended.
+	running sync.Map
 }
 
 // Start migrates the schema, registers the replica and opens its lease

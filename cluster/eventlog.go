@@ -67,6 +67,11 @@ func eventChannel(schema string) string {
 // Stop, Append drops the event.
 func (n *Node) Append(contextID string, task a2a.TaskID, ev a2a.Event) {
 	w := n.writer()
+	if terminal(ev) {
+		n.running.Delete(task)
+	} else if _, ok := n.running.Load(task); !ok {
+		n.running.Store(task, struct{}{})
+	}
 	e := logged{context: contextID, task: task, ev: ev}
 	select {
 	case w.q <- e:
@@ -289,7 +294,8 @@ func endsExecution(ev a2a.Event) bool {
 // appendTakeover ends in the log, with TakeoverMessage, the tasks of a
 // context the log holds unfinished: the replica running them is gone
 // (the caller holds the context's lease and failed them in the task
-// store).
+// store). Tasks this replica is logging are its own and left alone, as
+// the task store leaves the tasks it runs.
 func (n *Node) appendTakeover(ctx context.Context, contextID string) error {
 	rows, err := n.db.QueryContext(ctx, `SELECT task_id, MAX(seq) FROM agentry_task_events WHERE context_id = $1
 		GROUP BY task_id HAVING NOT bool_or(final)`, contextID)
@@ -306,6 +312,9 @@ func (n *Node) appendTakeover(ctx context.Context, contextID string) error {
 		if err := rows.Scan(&o.id, &o.seq); err != nil {
 			_ = rows.Close()
 			return err
+		}
+		if _, here := n.running.Load(a2a.TaskID(o.id)); here {
+			continue // this replica runs it (a new context's first task)
 		}
 		tasks = append(tasks, o)
 	}
@@ -450,9 +459,15 @@ func (n *Node) readEvents(ctx context.Context, task a2a.TaskID, after int64) ([]
 
 // takeOverIfGone fails, in the task store and the event log, the
 // unfinished tasks of a context whose holder died, as a request for it
-// would, and gives the lease back.
+// would, and gives the lease back. As Recover, it leaves alone a context
+// no replica has recorded as its holder: a new context's replica logs
+// its first task before it takes the lease.
 func (n *Node) takeOverIfGone(ctx context.Context, contextID string) {
 	if n.Check(contextID) == nil {
+		return
+	}
+	var recorded bool
+	if err := n.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM agentry_context_owners WHERE context_id = $1)`, contextID).Scan(&recorded); err != nil || !recorded {
 		return
 	}
 	self, err := n.tryAcquire(ctx, contextID)

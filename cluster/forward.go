@@ -75,12 +75,19 @@ func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, 
 		next.ServeHTTP(w, r)
 		return
 	}
+	if sub != "" && n.cfg.SubscribeFromLog && n.logged(r.Context(), sub) {
+		// Whoever holds the context, the log has the task: no lease is
+		// taken (a new context's holder logs its first task before it
+		// takes the lease); the follower checks the holder as it waits.
+		next.ServeHTTP(w, r)
+		return
+	}
 	o, err := n.Acquire(r.Context(), contextID)
 	switch {
 	case err != nil:
 		fail(w, http.StatusServiceUnavailable, fmt.Sprintf("context %s: %v", contextID, err))
 		return
-	case o.Self, sub != "" && n.cfg.SubscribeFromLog && n.logged(r.Context(), sub):
+	case o.Self:
 		next.ServeHTTP(w, r)
 		return
 	}
