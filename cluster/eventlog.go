@@ -9,6 +9,7 @@ import (
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -47,6 +48,9 @@ type eventWriter struct {
 	// not seen continues what the log holds (a parked task resumed here).
 	next     map[a2a.TaskID]int64
 	stopOnce sync.Once
+	// behind is set while producers wait for room in q, since when.
+	behind atomic.Bool
+	since  atomic.Int64
 	// wrote, when set, hears the size of every batch written (tests).
 	wrote func(int)
 }
@@ -80,13 +84,14 @@ func (n *Node) Append(contextID string, task a2a.TaskID, ev a2a.Event) {
 		return
 	default:
 	}
-	start := time.Now()
-	n.log.Warn("cluster: the event log's writer is behind: the turn waits for the database", "task", task, "queued", cap(w.q))
+	if w.behind.CompareAndSwap(false, true) {
+		w.since.Store(time.Now().UnixNano())
+		n.log.Warn("cluster: the event log's writer is behind: turns wait for the database", "task", task, "queued", cap(w.q))
+	}
 	select {
 	case w.q <- e:
 	case <-w.stop:
 	}
-	n.log.Warn("cluster: the event log's writer caught up", "task", task, "waited", time.Since(start))
 }
 
 // writer starts the event writer on first use.
@@ -133,6 +138,9 @@ func (w *eventWriter) run() {
 			return // stopping, and nothing is left
 		}
 		w.write(batch, !stopping)
+		if len(w.q) == 0 && w.behind.CompareAndSwap(true, false) {
+			w.n.log.Warn("cluster: the event log's writer caught up", "waited", time.Since(time.Unix(0, w.since.Load())))
+		}
 	}
 }
 

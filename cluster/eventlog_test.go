@@ -20,7 +20,7 @@ const holderCheck = 7 * time.Second
 
 // startLogNode starts a replica whose watcher and holder checks run on
 // test timers.
-func startLogNode(t *testing.T, dsn, name string) *testNode {
+func startLogNode(t testing.TB, dsn, name string) *testNode {
 	t.Helper()
 	tn := &testNode{tasks: &fakeTasks{tasks: map[string]string{}}, timers: &proctest.Timers{}, lost: make(chan []string, 4)}
 	n, err := Start(t.Context(), Config{
