@@ -36,6 +36,17 @@
 // and no live holder, instead of the task store's recovery at open,
 // which would fail the tasks of live replicas too.
 //
+// # Event log
+//
+// Every event of every task a replica runs is appended (Append, through
+// protocol.Config.EventLog) to agentry_task_events by one writer
+// goroutine per replica: each round one multi-row INSERT and one NOTIFY
+// naming the tasks written. A subscribe that reaches a replica not
+// running the task is served there (Config.SubscribeFromLog): Follow
+// replays the task's events and reads the later ones as the replica's
+// LISTEN connection is woken, until the execution ends. A takeover
+// appends TakeoverEvent for each task the dead holder left unfinished.
+//
 // # Schema
 //
 // The tables are created and migrated on Start, in one transaction under
