@@ -37,6 +37,17 @@
 // and no live holder, instead of the task store's recovery at open,
 // which would fail the tasks of live replicas too.
 //
+// # Event log
+//
+// Every event of every task a replica runs is appended (Append, through
+// protocol.Config.EventLog) to agentry_task_events by one writer
+// goroutine per replica: each round one multi-row INSERT and one NOTIFY
+// naming the tasks written. A subscribe that reaches a replica not
+// running the task is served there (Config.SubscribeFromLog): Follow
+// replays the task's events and reads the later ones as the replica's
+// LISTEN connection is woken, until the execution ends. A takeover
+// appends TakeoverEvent for each task the dead holder left unfinished.
+//
 // # Schema
 //
 // The tables are created and migrated on Start, in one transaction under
@@ -132,6 +143,21 @@ type Config struct {
 	// router reads to find its context (a2a.maxBodyBytes); default
 	// DefaultMaxMessageBytes.
 	MaxMessageBytes int64
+	// SubscribeFromLog serves a subscribe to a task of a context another
+	// replica holds (JSON-RPC SubscribeToTask and tasks/resubscribe, REST
+	// :subscribe, gRPC SubscribeToTask) here instead of forwarding it:
+	// the handler behind the router follows the task with Follow.
+	SubscribeFromLog bool
+	// HolderCheckInterval is how often a subscriber waiting on the event
+	// log (Follow) checks that the task's replica is alive; default
+	// PingInterval.
+	HolderCheckInterval time.Duration
+	// EventQueue bounds the events waiting for the event log's writer
+	// (Append); default DefaultEventQueue.
+	EventQueue int
+	// EventBatch bounds the events the writer writes with one INSERT;
+	// default DefaultEventBatch.
+	EventBatch int
 	// Logger receives diagnostics; default slog.Default().
 	Logger *slog.Logger
 }
@@ -157,6 +183,15 @@ type Node struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	// channel is the event log's NOTIFY channel; ew its writer, started
+	// by the first Append; listener the LISTEN connection of Follow.
+	channel    string
+	writerOnce sync.Once
+	ew         *eventWriter
+	listener   eventListener
+	// running holds the tasks this replica logs and has not ended.
+	running sync.Map
 }
 
 // Start migrates the schema, registers the replica and opens its lease
@@ -194,6 +229,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes
 	}
+	if cfg.HolderCheckInterval <= 0 {
+		cfg.HolderCheckInterval = cfg.PingInterval
+	}
+	if cfg.EventQueue <= 0 {
+		cfg.EventQueue = DefaultEventQueue
+	}
+	if cfg.EventBatch <= 0 {
+		cfg.EventBatch = DefaultEventBatch
+	}
 	db, err := sql.Open("pgx", cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: open: %w", err)
@@ -216,6 +260,7 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&n.schema); err != nil {
 		return fmt.Errorf("cluster: schema: %w", err)
 	}
+	n.channel = eventChannel(n.schema)
 	conn, err := connect(ctx, n.cfg.DSN, n.cfg.ID)
 	if err != nil {
 		return fmt.Errorf("cluster: lease connection: %w", err)
@@ -277,6 +322,10 @@ func (n *Node) Stop(ctx context.Context) error {
 	n.mu.Unlock()
 	close(n.stop)
 	<-n.done
+	// The events of runs that ended go to the log before the replica
+	// leaves.
+	n.stopWriter(ctx)
+	n.stopListener()
 	var errs []error
 	n.connMu.Lock()
 	if n.conn != nil {

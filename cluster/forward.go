@@ -41,7 +41,7 @@ const ForwardedHeader = "X-Agentry-Forwarded"
 func (n *Node) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isGRPC(r) {
-			contextID, err := n.grpcContext(r)
+			contextID, sub, err := n.grpcContext(r)
 			var ref *grpcRefusal
 			switch {
 			case errors.As(err, &ref):
@@ -51,24 +51,36 @@ func (n *Node) Handler(next http.Handler) http.Handler {
 				grpcError(w, grpcInternal, err.Error())
 				return
 			}
-			n.route(w, r, next, contextID, n.grpcProxy, func(w http.ResponseWriter, code int, msg string) {
+			n.route(w, r, next, contextID, sub, n.grpcProxy, func(w http.ResponseWriter, code int, msg string) {
 				grpcError(w, grpcCode(code), msg)
 			})
 			return
 		}
-		contextID, err := n.contextOf(r)
+		contextID, sub, err := n.contextOf(r)
 		if err != nil {
 			routeError(w, http.StatusInternalServerError, err.Error())
 			return
 		}
-		n.route(w, r, next, contextID, n.proxy, routeError)
+		n.route(w, r, next, contextID, sub, n.proxy, routeError)
 	})
 }
 
 // route serves a request about contextID here or forwards it through p;
-// fail answers what cannot be either, given an HTTP status.
-func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, contextID string, p *proxy, fail func(http.ResponseWriter, int, string)) {
+// fail answers what cannot be either, given an HTTP status. A subscribe
+// to task sub is served here, from the event log, when
+// Config.SubscribeFromLog is set and the log has the task's events;
+// otherwise (the holder has not logged its first event yet, or ran the
+// task before the log existed) it goes to the holder as other requests
+// do.
+func (n *Node) route(w http.ResponseWriter, r *http.Request, next http.Handler, contextID, sub string, p *proxy, fail func(http.ResponseWriter, int, string)) {
 	if contextID == "" {
+		next.ServeHTTP(w, r)
+		return
+	}
+	if sub != "" && n.cfg.SubscribeFromLog && n.logged(r.Context(), sub) {
+		// Whoever holds the context, the log has the task: no lease is
+		// taken (a new context's holder logs its first task before it
+		// takes the lease); the follower checks the holder as it waits.
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -169,12 +181,13 @@ func unreached(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// contextOf returns the context a request is about, "" for none.
-func (n *Node) contextOf(r *http.Request) (string, error) {
+// contextOf returns the context a request is about, "" for none, and
+// the task it subscribes to, if it does.
+func (n *Node) contextOf(r *http.Request) (contextID, subTask string, err error) {
 	p := r.URL.Path
 	switch {
 	case p == "/ws":
-		return r.URL.Query().Get("contextId"), nil
+		return r.URL.Query().Get("contextId"), "", nil
 	case p == "/" && r.Method == http.MethodPost:
 		body := readBody(r)
 		var env struct {
@@ -182,39 +195,48 @@ func (n *Node) contextOf(r *http.Request) (string, error) {
 			Params *params `json:"params"`
 		}
 		if json.Unmarshal(body, &env) != nil || env.Params == nil {
-			return "", nil // the handler answers malformed requests
+			return "", "", nil // the handler answers malformed requests
 		}
 		switch env.Method {
 		case "ListTasks", "tasks/list":
 			// A context's listing is its holder's: its tasks under way
 			// are in the holder's memory.
-			return firstOf(env.Params.ContextID, env.Params.CommandContext), nil
+			return firstOf(env.Params.ContextID, env.Params.CommandContext), "", nil
 		case "commands/get", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
-			return "", nil
+			return "", "", nil
 		case "command/execute":
-			return env.Params.CommandContext, nil
+			return env.Params.CommandContext, "", nil
 		}
-		return n.paramsContext(r.Context(), env.Params)
+		id, err := n.paramsContext(r.Context(), env.Params)
+		if env.Method == "SubscribeToTask" || env.Method == "tasks/resubscribe" {
+			return id, firstOf(env.Params.TaskID, env.Params.ID), err
+		}
+		return id, "", err
 	case strings.HasPrefix(p, "/rest/"):
 		rest := strings.TrimPrefix(p, "/rest/")
 		if rest == "tasks" && r.Method == http.MethodGet {
-			return r.URL.Query().Get("contextId"), nil
+			return r.URL.Query().Get("contextId"), "", nil
 		}
 		if task, ok := strings.CutPrefix(rest, "tasks/"); ok {
 			if i := strings.IndexAny(task, ":/"); i >= 0 {
 				task = task[:i]
 			}
-			return n.taskContext(r.Context(), task)
+			id, err := n.taskContext(r.Context(), task)
+			if strings.HasSuffix(p, ":subscribe") {
+				return id, task, err
+			}
+			return id, "", err
 		}
 		if strings.HasPrefix(rest, "message:") && r.Method == http.MethodPost {
 			var b params
 			if json.Unmarshal(readBody(r), &b) != nil {
-				return "", nil
+				return "", "", nil
 			}
-			return n.paramsContext(r.Context(), &b)
+			id, err := n.paramsContext(r.Context(), &b)
+			return id, "", err
 		}
 	}
-	return "", nil
+	return "", "", nil
 }
 
 // params is what the router reads of a request's parameters, in every

@@ -45,82 +45,84 @@ type grpcRefusal struct {
 
 func (e *grpcRefusal) Error() string { return e.msg }
 
-// grpcContext returns the context a gRPC call is about, from its first
+// grpcContext returns the context a gRPC call is about, and the task of
+// a SubscribeToTask, from its first
 // message: a message's context_id (else its task_id's task), a task
 // method's task, ListTasks's context_id. The message read is put back in
 // front of the body, whose later messages keep streaming. A call of
 // another service, a call without a message, or a message that does not
 // parse names no context: the server answers it.
-func (n *Node) grpcContext(r *http.Request) (string, error) {
+func (n *Node) grpcContext(r *http.Request) (contextID, subTask string, err error) {
 	method, ok := strings.CutPrefix(r.URL.Path, "/"+GRPCService+"/")
 	if !ok {
-		return "", nil
+		return "", "", nil
 	}
 	msg, err := n.firstMessage(r)
 	if err != nil || msg == nil {
-		return "", err
+		return "", "", err
 	}
 	var ctxID, task string
 	switch method {
 	case "SendMessage", "SendStreamingMessage", "SendLiveMessage":
 		var m a2apb.SendMessageRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		ctxID, task = m.GetMessage().GetContextId(), m.GetMessage().GetTaskId()
 	case "GetTask":
 		var m a2apb.GetTaskRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		task = m.GetId()
 	case "CancelTask":
 		var m a2apb.CancelTaskRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		task = m.GetId()
 	case "SubscribeToTask":
 		var m a2apb.SubscribeToTaskRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
-		task = m.GetId()
+		task, subTask = m.GetId(), m.GetId()
 	case "CreateTaskPushNotificationConfig":
 		var m a2apb.TaskPushNotificationConfig
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		task = m.GetTaskId()
 	case "GetTaskPushNotificationConfig":
 		var m a2apb.GetTaskPushNotificationConfigRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		task = m.GetTaskId()
 	case "DeleteTaskPushNotificationConfig":
 		var m a2apb.DeleteTaskPushNotificationConfigRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		task = m.GetTaskId()
 	case "ListTaskPushNotificationConfigs":
 		var m a2apb.ListTaskPushNotificationConfigsRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		task = m.GetTaskId()
 	case "ListTasks":
 		var m a2apb.ListTasksRequest
 		if proto.Unmarshal(msg, &m) != nil {
-			return "", nil
+			return "", "", nil
 		}
 		ctxID = m.GetContextId()
 	}
 	if ctxID != "" {
-		return ctxID, nil
+		return ctxID, "", nil
 	}
-	return n.taskContext(r.Context(), task)
+	ctxID, err = n.taskContext(r.Context(), task)
+	return ctxID, subTask, err
 }
 
 // firstMessage reads the call's first length-prefixed message (a flag

@@ -154,6 +154,9 @@ func (n *Node) tryAcquire(ctx context.Context, contextID string) (bool, error) {
 	if err != nil {
 		return undo(err)
 	}
+	if err := n.appendTakeover(ctx, contextID); err != nil {
+		return undo(err)
+	}
 	if _, err := n.db.ExecContext(ctx, `INSERT INTO agentry_context_owners (context_id, replica_id, since) VALUES ($1, $2, $3)
 		ON CONFLICT (context_id) DO UPDATE SET replica_id = EXCLUDED.replica_id, since = EXCLUDED.since`,
 		contextID, n.cfg.ID, n.cfg.Now().UnixMicro()); err != nil {

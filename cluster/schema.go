@@ -28,6 +28,19 @@ var migrations = [][]string{{
 		replica_id TEXT NOT NULL,
 		since BIGINT NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS agentry_context_owners_replica ON agentry_context_owners (replica_id)`,
+}, {
+	// The event log: every event of every task a replica runs, in order
+	// (seq from 1 per task), as its A2A stream response JSON; final marks
+	// the task's last event.
+	`CREATE TABLE IF NOT EXISTS agentry_task_events (
+		task_id TEXT NOT NULL,
+		seq BIGINT NOT NULL,
+		context_id TEXT NOT NULL,
+		final BOOLEAN NOT NULL,
+		created BIGINT NOT NULL,
+		event JSONB NOT NULL,
+		PRIMARY KEY (task_id, seq))`,
+	`CREATE INDEX IF NOT EXISTS agentry_task_events_context ON agentry_task_events (context_id)`,
 }}
 
 // SchemaVersion is the version Start migrates the cluster tables to.

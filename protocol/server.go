@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -183,6 +184,25 @@ type Config struct {
 	// to the body limit of the HTTP guard in front (a2a.maxBodyBytes).
 	// Default DefaultMaxMessageBytes.
 	MaxMessageBytes int
+	// EventLog, when set, receives every event of every task the server
+	// runs, and serves the subscribers of tasks not running here (a
+	// cluster replica's shared log: another replica runs the task, or
+	// ran it and died). nil keeps a task's events in memory alone.
+	EventLog EventLog
+}
+
+// EventLog keeps the events of tasks where subscribers of other
+// processes find them.
+type EventLog interface {
+	// Append logs an event of a task this server runs, in the order of
+	// the calls for each task. It is called on the turn's goroutine, with
+	// the task locked: it must not wait for I/O.
+	Append(contextID string, task a2a.TaskID, ev a2a.Event)
+	// Follow replays a task's logged events from its first, in order,
+	// then follows the events logged later until the task's execution
+	// ends. ok is false, with no error, when the log holds no event of
+	// the task.
+	Follow(ctx context.Context, task a2a.TaskID) (events iter.Seq2[a2a.Event, error], ok bool, err error)
 }
 
 // DefaultMaxTasks is Config.MaxTasks's default.

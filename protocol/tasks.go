@@ -126,6 +126,8 @@ type liveTask struct {
 	// idled, when set, is how long the task waited for input before the
 	// idle policy cancelled it.
 	idled time.Duration
+	// elog, when set, gets every event published (Config.EventLog).
+	elog EventLog
 }
 
 // setHub makes h receive the task's events, those already published
@@ -338,6 +340,11 @@ func (t *liveTask) publish(evs ...a2a.Event) {
 	defer t.mu.Unlock()
 	idx := len(t.log)
 	t.log = append(t.log, evs...)
+	if t.elog != nil {
+		for _, ev := range evs {
+			t.elog.Append(t.task.ContextID, t.id, ev)
+		}
+	}
 	if t.hub != nil {
 		t.hub.publish(t.id, idx, evs)
 	}
@@ -456,7 +463,10 @@ func (h handler) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Tas
 }
 
 // SubscribeToTask follows a running task from now: its current state,
-// then its events to the end of the execution.
+// then its events to the end of the execution. A task not running here
+// that the event log has (Config.EventLog: another replica runs it, or
+// ran it) is replayed from the log from its first event, then followed
+// there to the end of the execution.
 func (h handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		t := h.s.getLive(req.ID)
@@ -469,6 +479,21 @@ func (h handler) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRe
 					return
 				}
 				h.s.follow(ctx, t, from, yield)
+				return
+			}
+		}
+		if l := h.s.cfg.EventLog; l != nil {
+			events, ok, err := l.Follow(ctx, req.ID)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if ok {
+				for ev, err := range events {
+					if !yield(ev, err) || err != nil {
+						return
+					}
+				}
 				return
 			}
 		}
@@ -614,7 +639,7 @@ func (s *Server) send(ctx context.Context, req *a2a.SendMessageRequest) (*liveTa
 		id: id, q: newQueue(), tr: newTranslator(task.TaskInfo(), s.cfg.Model, s.now),
 		task: task, version: version, running: true,
 		answered: map[string]string{}, answeredBy: map[string]string{}, attached: make(chan struct{}),
-		unqueue: make(chan struct{}),
+		unqueue: make(chan struct{}), elog: s.cfg.EventLog,
 	}
 	if !extensionActive(ctx) {
 		t.pl = newPlainTranslator(task.TaskInfo(), s.now)

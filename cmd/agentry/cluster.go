@@ -50,6 +50,8 @@ func startReplica(ctx context.Context, s *config.Settings, baseURL string, tasks
 	node, err := cluster.Start(ctx, cluster.Config{
 		DSN: s.Session.PostgresDSN, AdvertiseURL: cmpOr(s.Cluster.AdvertiseURL, baseURL), Tasks: tasks, Logger: log,
 		MaxMessageBytes: s.A2A.MaxBodyBytes,
+		// Subscribers are served from the event log wherever they are.
+		SubscribeFromLog: true,
 		OnLost: func(ids []string) {
 			srv := r.srv.Load()
 			if srv == nil {
@@ -139,6 +141,15 @@ func (s leasedSession) Close() error {
 	err := s.Session.Close()
 	s.release()
 	return err
+}
+
+// eventLog is the replica's event log for the protocol server; nil
+// without a cluster.
+func (r *replica) eventLog() protocol.EventLog {
+	if r == nil {
+		return nil
+	}
+	return r.node.Events()
 }
 
 // handler routes requests to the replica holding their context.

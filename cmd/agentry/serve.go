@@ -470,6 +470,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		Live:             liveCfg,
 		// gRPC's own limit on a message, the guard's on a body.
 		MaxMessageBytes: int(settings.A2A.MaxBodyBytes),
+		EventLog:        rep.eventLog(),
 	})
 	if err != nil {
 		if conn != nil {
