@@ -343,6 +343,18 @@ func newProxy(n *Node, rt http.RoundTripper) *proxy {
 		t.MaxIdleConnsPerHost = 64
 		rt = t
 	}
+	return n.newProxyOver(rt, "cluster: forwarding failed", func(p *proxy, w http.ResponseWriter, r *http.Request, t *target, err error) {
+		if unreached(err) && p.takeOver(w, r, t) {
+			return
+		}
+		routeError(w, http.StatusBadGateway, notAnswered(t, err))
+	})
+}
+
+// newProxyOver is a proxy to the target of each request's context, over
+// rt, writing streams through as they come; fail answers a request the
+// holder did not, after logging it with what.
+func (n *Node) newProxyOver(rt http.RoundTripper, what string, fail func(p *proxy, w http.ResponseWriter, r *http.Request, t *target, err error)) *proxy {
 	p := &proxy{n: n}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -350,18 +362,19 @@ func newProxy(n *Node, rt http.RoundTripper) *proxy {
 			pr.SetURL(t.url)
 			pr.Out.Header.Set(ForwardedHeader, n.cfg.ID)
 		},
-		Transport: rt,
-		// Streams (SSE) are written through as they come.
+		Transport:     rt,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			t := r.Context().Value(targetKey{}).(*target)
-			n.log.Warn("cluster: forwarding failed", "context", t.context, "replica", t.owner.ReplicaID, "url", t.owner.URL, "err", err)
-			if unreached(err) && p.takeOver(w, r, t) {
-				return
-			}
-			routeError(w, http.StatusBadGateway, fmt.Sprintf("context %s is served by replica %s at %s, which did not answer (%v): send the request again; if that replica is gone another one takes the context over",
-				t.context, t.owner.ReplicaID, t.owner.URL, err))
+			n.log.Warn(what, "context", t.context, "replica", t.owner.ReplicaID, "url", t.owner.URL, "err", err)
+			fail(p, w, r, t, err)
 		},
 	}
 	return p
+}
+
+// notAnswered says that t's holder did not answer.
+func notAnswered(t *target, err error) string {
+	return fmt.Sprintf("context %s is served by replica %s at %s, which did not answer (%v): send the request again; if that replica is gone another one takes the context over",
+		t.context, t.owner.ReplicaID, t.owner.URL, err)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httputil"
 	"strconv"
 	"strings"
 
@@ -230,21 +229,7 @@ func newGRPCProxy(n *Node, rt http.RoundTripper) *proxy {
 		t.MaxIdleConnsPerHost = 64
 		rt = t
 	}
-	p := &proxy{n: n}
-	p.rp = &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			t := pr.In.Context().Value(targetKey{}).(*target)
-			pr.SetURL(t.url)
-			pr.Out.Header.Set(ForwardedHeader, n.cfg.ID)
-		},
-		Transport:     rt,
-		FlushInterval: -1,
-		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			t := r.Context().Value(targetKey{}).(*target)
-			n.log.Warn("cluster: forwarding a gRPC call failed", "context", t.context, "replica", t.owner.ReplicaID, "url", t.owner.URL, "err", err)
-			grpcError(w, grpcUnavailable, fmt.Sprintf("context %s is served by replica %s at %s, which did not answer (%v): send the request again; if that replica is gone another one takes the context over",
-				t.context, t.owner.ReplicaID, t.owner.URL, err))
-		},
-	}
-	return p
+	return n.newProxyOver(rt, "cluster: forwarding a gRPC call failed", func(_ *proxy, w http.ResponseWriter, _ *http.Request, t *target, err error) {
+		grpcError(w, grpcUnavailable, notAnswered(t, err))
+	})
 }
