@@ -57,37 +57,10 @@ func (e *env) startReplicas(n int, args ...string) []*serveProc {
 	e.t.Helper()
 	procs := make([]*serveProc, n)
 	for i := range procs {
-		s := &serveProc{t: e.t, cmd: e.cmd(append([]string{"serve", "--port", "0", "-w", e.ws}, args...)...), waited: make(chan struct{})}
-		s.cmd.Stderr = serveStderr{s}
-		if err := s.cmd.Start(); err != nil {
-			e.t.Fatal(err)
-		}
-		go func() { _ = s.cmd.Wait(); close(s.waited) }()
-		e.t.Cleanup(func() {
-			select {
-			case <-s.waited:
-			default:
-				_ = s.cmd.Process.Kill()
-				<-s.waited
-			}
-		})
-		procs[i] = s
+		procs[i] = e.launchServe(e.cmd(append([]string{"serve", "--port", "0", "-w", e.ws}, args...)...))
 	}
-	deadline := time.After(60 * time.Second)
 	for _, s := range procs {
-		for s.url == "" {
-			if m := listeningRE.FindStringSubmatch(s.errText()); m != nil {
-				s.url = m[1]
-				break
-			}
-			select {
-			case <-s.waited:
-				e.t.Fatalf("a replica exited (%v) before listening; stderr:\n%s", s.cmd.ProcessState, s.errText())
-			case <-deadline:
-				e.t.Fatalf("a replica printed no listening line in 60s; stderr:\n%s", s.errText())
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
+		s.waitListening(60 * time.Second)
 	}
 	return procs
 }

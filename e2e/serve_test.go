@@ -60,6 +60,15 @@ func (e *env) serve(args ...string) *serveProc {
 // does.
 func (e *env) startServe(cmd *exec.Cmd) *serveProc {
 	e.t.Helper()
+	s := e.launchServe(cmd)
+	s.waitListening(30 * time.Second)
+	return s
+}
+
+// launchServe starts cmd without waiting for it to listen; the process is
+// killed at the end of the test if it is still running.
+func (e *env) launchServe(cmd *exec.Cmd) *serveProc {
+	e.t.Helper()
 	s := &serveProc{t: e.t, cmd: cmd, waited: make(chan struct{})}
 	s.cmd.Stdout = io.Discard
 	s.cmd.Stderr = serveStderr{s}
@@ -75,17 +84,24 @@ func (e *env) startServe(cmd *exec.Cmd) *serveProc {
 			<-s.waited
 		}
 	})
-	deadline := time.After(30 * time.Second)
+	return s
+}
+
+// waitListening waits, at most limit, for the line naming the server's
+// URL.
+func (s *serveProc) waitListening(limit time.Duration) {
+	s.t.Helper()
+	deadline := time.After(limit)
 	for {
 		if m := listeningRE.FindStringSubmatch(s.errText()); m != nil {
 			s.url = m[1]
-			return s
+			return
 		}
 		select {
 		case <-s.waited:
-			e.t.Fatalf("agentry serve exited (%v) before listening; stderr:\n%s", s.cmd.ProcessState, s.errText())
+			s.t.Fatalf("agentry serve exited (%v) before listening; stderr:\n%s", s.cmd.ProcessState, s.errText())
 		case <-deadline:
-			e.t.Fatalf("agentry serve printed no listening line in 30s; stderr:\n%s", s.errText())
+			s.t.Fatalf("agentry serve printed no listening line in %v; stderr:\n%s", limit, s.errText())
 		case <-time.After(10 * time.Millisecond):
 		}
 	}

@@ -202,7 +202,19 @@ func (h *httpHandler) ws(w http.ResponseWriter, r *http.Request) {
 	if id := q.Get("contextId"); id != "" {
 		s.mu.Lock()
 		cv = s.contexts[id]
+		_, closed := s.idleClosed[id]
 		s.mu.Unlock()
+		if cv == nil && (closed || s.knownContext(r.Context(), id)) {
+			// A context this server closed, or whose tasks are in the
+			// task store (it ran before a restart, or on another replica
+			// of a cluster): its session opens again from the store, as
+			// a message to it would open it.
+			var err error
+			if cv, err = s.convo(r.Context(), id, ""); err != nil {
+				httpError(w, http.StatusServiceUnavailable, fmt.Sprintf("contextId %q: %v", id, err))
+				return
+			}
+		}
 		if cv == nil {
 			httpError(w, http.StatusNotFound, fmt.Sprintf("contextId %q names no running session on this server; leave it out to follow the context of your first message", id))
 			return
@@ -364,6 +376,12 @@ func (c *wsClient) join(cv *convo, resume bool, last int64) {
 		// It left while joining: its reader's leave may have come first.
 		delete(h.clients, c)
 	}
+}
+
+// knownContext reports whether the task store has a task of context id.
+func (s *Server) knownContext(ctx context.Context, id string) bool {
+	res, err := s.cfg.TaskStore.List(ctx, &a2a.ListTasksRequest{ContextID: id, PageSize: 1})
+	return err == nil && res != nil && len(res.Tasks) > 0
 }
 
 // follow attaches a connection that named no context to the context its
