@@ -663,3 +663,51 @@ func TestServeReplicaLosesLease(t *testing.T) {
 		t.Fatalf("%d requests; the last lacks the other replica's turn: %s", len(reqs), history.String())
 	}
 }
+
+// TestServeReplicasWSRelay: a /ws connection opened without contextId at
+// a replica that does not hold the context its first message names is
+// relayed to the holder, which runs the turn with the context's history;
+// the connection then follows that context there.
+func TestServeReplicasWSRelay(t *testing.T) {
+	e, dsn, fake := clusterEnv(t)
+	fake.Enqueue(fakegemini.Text("Noted."), fakegemini.Text("Relayed."))
+	live := e.startReplicas(2, "-m", "gemini-2.5-flash")
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	res, err := a2aClient(t, live[0].url).SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("Remember the word fig."))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := res.(*a2a.Task)
+	holder := ownerOf(t, db, first.ContextID)
+	other := live[0]
+	if other.url == holder {
+		other = live[1]
+	}
+	conn, err := wsclient.Dial(t.Context(), "ws://"+strings.TrimPrefix(other.url, "http://")+"/ws", wsclient.Options{Token: replicasToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	m := a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("What was the word?"))
+	m.ContextID = first.ContextID
+	var got struct {
+		Task *a2a.Task `json:"task"`
+	}
+	if err := conn.Call(t.Context(), "SendMessage", map[string]any{"message": m}, &got); err != nil {
+		t.Fatalf("SendMessage on /ws at the replica not holding the context: %v\nits stderr:\n%s", err, other.errText())
+	}
+	if got.Task == nil || got.Task.ContextID != first.ContextID || got.Task.Status.State != a2a.TaskStateCompleted {
+		t.Fatalf("the relayed turn: %+v", got.Task)
+	}
+	if h := ownerOf(t, db, first.ContextID); h != holder {
+		t.Fatalf("the context moved from %s to %s", holder, h)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 || !strings.Contains(userTextsOf(reqs[1]), "Remember the word fig.") {
+		t.Fatalf("%d model requests; the relayed turn's request lacks the first turn", len(reqs))
+	}
+}

@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,6 +166,14 @@ type Config struct {
 	// BesideName names Beside's answers in errors and logs; default
 	// "the IDE".
 	BesideName string
+	// WSRelay, on a server that is one replica of several, names the
+	// replica holding a context when another one holds it: its base URL,
+	// and a header for the handshake (the forwarding mark). A /ws
+	// connection opened without contextId whose first message is about
+	// that context is then relayed there — its frames passed both ways,
+	// its close too — rather than refused. r is the connection's
+	// handshake. nil relays nothing.
+	WSRelay func(r *http.Request, contextID string) (target string, header http.Header, ok bool)
 	// IdleTimeout closes a context's session when no task has run on it
 	// for this long; its next message reopens it from the session store.
 	// 0 keeps sessions open (right for an in-memory store, where closing

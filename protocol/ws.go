@@ -231,6 +231,22 @@ func (h *httpHandler) ws(w http.ResponseWriter, r *http.Request) {
 		return // Accept answered the request
 	}
 	conn.SetReadLimit(cfg.MaxFrameBytes)
+	var first *inFrame
+	if cv == nil && s.cfg.WSRelay != nil {
+		// One replica of several: the first message's context may be
+		// another replica's, whose frames are then relayed there.
+		f, ok := s.firstFrame(conn, cfg)
+		if !ok {
+			return
+		}
+		if id := s.frameContext(r.Context(), f.data); id != "" && f.typ == websocket.MessageText {
+			if target, hdr, ok := s.cfg.WSRelay(r, id); ok {
+				s.relayWS(conn, r, cfg, id, target, hdr, f.data)
+				return
+			}
+		}
+		first = &f
+	}
 	header := r.Header.Clone()
 	for _, k := range []string{"Upgrade", "Connection", "Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Protocol", "Sec-Websocket-Extensions"} {
 		header.Del(k)
@@ -254,7 +270,150 @@ func (h *httpHandler) ws(w http.ResponseWriter, r *http.Request) {
 	if cv != nil {
 		c.join(cv, resume, last)
 	}
-	c.readLoop()
+	c.readLoop(first)
+}
+
+// inFrame is a frame read from a client.
+type inFrame struct {
+	typ  websocket.MessageType
+	data []byte
+}
+
+// firstFrame reads a connection's first frame, within the idle timeout
+// if there is one; false when the connection ended first.
+func (s *Server) firstFrame(conn *websocket.Conn, cfg WSConfig) (inFrame, bool) {
+	ctx, cancel := s.ctx, context.CancelFunc(func() {})
+	if cfg.IdleTimeout > 0 {
+		ctx, cancel = context.WithTimeout(s.ctx, cfg.IdleTimeout)
+	}
+	defer cancel()
+	typ, data, err := conn.Read(ctx)
+	if err != nil {
+		if ctx.Err() != nil && s.ctx.Err() == nil {
+			_ = conn.Close(closeIdle, fmt.Sprintf("idle for %s (a2a.ws.idleMinutes)", cfg.IdleTimeout))
+		} else {
+			_ = conn.CloseNow()
+		}
+		return inFrame{}, false
+	}
+	return inFrame{typ, data}, true
+}
+
+// frameContext is the context a first frame's request is about: its
+// message's contextId, or the context of the task it names; "" for none
+// (a new conversation, a malformed frame: served here as usual).
+func (s *Server) frameContext(ctx context.Context, data []byte) string {
+	var env struct {
+		Method string `json:"method"`
+		Params struct {
+			Message *struct {
+				ContextID string `json:"contextId"`
+				TaskID    string `json:"taskId"`
+			} `json:"message"`
+			ID string `json:"id"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(data, &env) != nil {
+		return ""
+	}
+	task := env.Params.ID
+	if m := env.Params.Message; m != nil {
+		if m.ContextID != "" {
+			return m.ContextID
+		}
+		task = m.TaskID
+	}
+	if task == "" {
+		return ""
+	}
+	st, err := s.cfg.TaskStore.Get(ctx, a2a.TaskID(task))
+	if err != nil || st == nil || st.Task == nil {
+		return ""
+	}
+	return st.Task.ContextID
+}
+
+// relayWS passes a connection's frames, first included, to and from the
+// /ws endpoint of the replica holding its context (target, a base URL),
+// and its close both ways. The relay's handshake offers the client's
+// subprotocols and carries its Authorization and header.
+func (s *Server) relayWS(client *websocket.Conn, r *http.Request, cfg WSConfig, contextID, target string, header http.Header, first []byte) {
+	u, err := url.Parse(target)
+	if err != nil {
+		_ = client.Close(websocket.StatusInternalError, fmt.Sprintf("context %s is served by the replica at %q, which is not a URL", contextID, target))
+		return
+	}
+	switch u.Scheme {
+	case "https":
+		u.Scheme = "wss"
+	default:
+		u.Scheme = "ws"
+	}
+	q := r.URL.Query()
+	q.Set("contextId", contextID)
+	u.Path, u.RawQuery = strings.TrimSuffix(u.Path, "/")+WSPath, q.Encode()
+	hdr := header.Clone()
+	if hdr == nil {
+		hdr = http.Header{}
+	}
+	if a := r.Header.Get("Authorization"); a != "" {
+		hdr.Set("Authorization", a)
+	}
+	var protos []string
+	for _, v := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, e := range strings.Split(v, ",") {
+			protos = append(protos, strings.TrimSpace(e))
+		}
+	}
+	dctx, cancel := context.WithTimeout(s.ctx, cfg.WriteTimeout)
+	up, _, err := websocket.Dial(dctx, u.String(), &websocket.DialOptions{HTTPHeader: hdr, Subprotocols: protos})
+	cancel()
+	if err != nil {
+		s.log.Warn("a2a: ws: relaying to the context's replica", "context", contextID, "target", target, "err", err)
+		_ = client.Close(websocket.StatusTryAgainLater, fmt.Sprintf("context %s is served by the replica at %s, which cannot be reached now: connect again", contextID, target))
+		return
+	}
+	up.SetReadLimit(cfg.MaxFrameBytes)
+	ctx, stop := context.WithCancel(s.ctx)
+	defer stop()
+	if err := up.Write(ctx, websocket.MessageText, first); err != nil {
+		_ = up.CloseNow()
+		_ = client.Close(websocket.StatusTryAgainLater, "the relay to the context's replica failed: connect again")
+		return
+	}
+	done := make(chan struct{}, 2)
+	pipe := func(from, to *websocket.Conn) {
+		defer func() { done <- struct{}{} }()
+		for {
+			typ, data, err := from.Read(ctx)
+			if err != nil {
+				code, reason := websocket.CloseStatus(err), ""
+				var ce websocket.CloseError
+				if errors.As(err, &ce) {
+					reason = ce.Reason
+				}
+				switch {
+				case code == -1 && ctx.Err() != nil:
+					_ = to.Close(websocket.StatusGoingAway, "the server is shutting down")
+				case code == -1:
+					_ = to.CloseNow()
+				default:
+					_ = to.Close(code, reason)
+				}
+				stop()
+				return
+			}
+			if err := to.Write(ctx, typ, data); err != nil {
+				_ = from.CloseNow()
+				stop()
+				return
+			}
+		}
+	}
+	go pipe(client, up)
+	go pipe(up, client)
+	<-done
+	<-done
 }
 
 // offers reports whether a handshake offers the subprotocol p.
@@ -617,7 +776,7 @@ func (c *wsClient) keepAlive() {
 }
 
 // readLoop reads the client's frames until the connection ends.
-func (c *wsClient) readLoop() {
+func (c *wsClient) readLoop(first *inFrame) {
 	defer func() {
 		c.mu.Lock()
 		cv, dead := c.c, c.dead
@@ -636,8 +795,14 @@ func (c *wsClient) readLoop() {
 		}
 	}()
 	for {
-		typ, data, err := c.conn.Read(c.ctx)
-		if err != nil {
+		var (
+			typ  websocket.MessageType
+			data []byte
+			err  error
+		)
+		if first != nil {
+			typ, data, first = first.typ, first.data, nil
+		} else if typ, data, err = c.conn.Read(c.ctx); err != nil {
 			return // closed, too big (coder/websocket sent 1009), or gone
 		}
 		c.touch()

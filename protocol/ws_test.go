@@ -1234,3 +1234,66 @@ func TestWSSubscribeFollowsTheTasksContext(t *testing.T) {
 		t.Fatalf("the subscriber's last event %#v, want the task completed", last)
 	}
 }
+
+// relayTo has a server relay every context but its own first messages'
+// to target, marking the handshake.
+func relayTo(target *string) harnessOption {
+	return func(cfg *protocol.Config, _ *config.Settings) {
+		cfg.WSRelay = func(r *http.Request, contextID string) (string, http.Header, bool) {
+			if r.Header.Get("X-Relayed") != "" || *target == "" {
+				return "", nil, false
+			}
+			return *target, http.Header{"X-Relayed": {"yes"}}, true
+		}
+	}
+}
+
+// TestWSRelaysToTheContextsReplica: a connection opened without
+// contextId whose first message names a context another replica holds
+// is relayed there: the holder runs the turn and its frames come back
+// through the relay (session/attached included); the client's close
+// reaches the holder.
+func TestWSRelaysToTheContextsReplica(t *testing.T) {
+	holder := newHarness(t, []string{textTurn("one"), textTurn("two")})
+	w := holder.dialWS(t, dialOpts{})
+	w.send(1, "SendStreamingMessage", messageParams("start"))
+	fs := w.until(endsTask(t))
+	var p map[string]any
+	_ = json.Unmarshal(fs[0].Params, &p)
+	ctxID, _ := p["contextId"].(string)
+
+	target := holder.url
+	relay := newHarness(t, nil, relayTo(&target))
+	c := relay.dialWS(t, dialOpts{})
+	params := messageParams("again")
+	params["message"].(map[string]any)["contextId"] = ctxID
+	c.send(1, "SendStreamingMessage", params)
+	got := c.until(endsTask(t))
+	if got[0].Method != "session/attached" {
+		t.Fatalf("first relayed frame %+v, want the holder's session/attached", got[0])
+	}
+	if evs, _ := events(t, got); textOf(evs) != "two" {
+		t.Fatalf("the relayed turn: %s", describe(evs))
+	}
+	if n := relay.sessions.Load(); n != 0 {
+		t.Fatalf("the relaying server started %d sessions", n)
+	}
+	// The first client, on the holder, saw the relayed client's turn.
+	if evs, _ := events(t, w.until(endsTask(t))); textOf(evs) != "two" {
+		t.Fatalf("the holder's own client saw %s", describe(evs))
+	}
+}
+
+// TestWSRelayToAnUnreachableReplica: the holder cannot be reached: the
+// client is closed with 1013 (try again later) naming it.
+func TestWSRelayToAnUnreachableReplica(t *testing.T) {
+	target := "http://127.0.0.1:1"
+	relay := newHarness(t, nil, relayTo(&target))
+	c := relay.dialWS(t, dialOpts{})
+	params := messageParams("hello")
+	params["message"].(map[string]any)["contextId"] = "held-elsewhere"
+	c.send(1, "SendMessage", params)
+	if code, reason := c.closed(); code != websocket.StatusTryAgainLater || !strings.Contains(reason, target) {
+		t.Fatalf("closed %d %q, want 1013 naming %s", code, reason, target)
+	}
+}

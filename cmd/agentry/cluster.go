@@ -96,7 +96,7 @@ func (r *replica) session(ctx context.Context, contextID string) (func() error, 
 		return nil, err
 	}
 	if !o.Self {
-		return nil, fmt.Errorf("context %s is served by replica %s at %s: send its requests there (JSON-RPC, REST, gRPC and /ws requests naming the context are forwarded; messages on a /ws connection opened without contextId are not)", contextID, o.ReplicaID, o.URL)
+		return nil, fmt.Errorf("context %s is served by replica %s at %s: send its requests there (requests naming the context are forwarded, a /ws connection relayed by its first message; a /ws connection following another context cannot take it)", contextID, o.ReplicaID, o.URL)
 	}
 	// Another replica may have run the context since this one last
 	// loaded its session: read it again from the database.
@@ -150,6 +150,27 @@ func (r *replica) eventLog() protocol.EventLog {
 		return nil
 	}
 	return r.node.Events()
+}
+
+// wsRelay is the protocol server's WSRelay: a /ws connection opened
+// without contextId whose first message is about a context another
+// replica holds is relayed to that replica (once: a relayed connection
+// is marked forwarded, and is never relayed again). nil without a
+// cluster.
+func (r *replica) wsRelay() func(*http.Request, string) (string, http.Header, bool) {
+	if r == nil {
+		return nil
+	}
+	return func(req *http.Request, contextID string) (string, http.Header, bool) {
+		if req.Header.Get(cluster.ForwardedHeader) != "" {
+			return "", nil, false
+		}
+		o, err := r.node.Acquire(req.Context(), contextID)
+		if err != nil || o.Self {
+			return "", nil, false
+		}
+		return o.URL, http.Header{cluster.ForwardedHeader: {r.node.ID()}}, true
+	}
 }
 
 // handler routes requests to the replica holding their context.

@@ -471,6 +471,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 		// gRPC's own limit on a message, the guard's on a body.
 		MaxMessageBytes: int(settings.A2A.MaxBodyBytes),
 		EventLog:        rep.eventLog(),
+		WSRelay:         rep.wsRelay(),
 	})
 	if err != nil {
 		if conn != nil {
