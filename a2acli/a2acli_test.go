@@ -256,6 +256,34 @@ func (w *watchConn) resume(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Eve
 	return w.scriptConn.resume(ctx, id)
 }
 
+// runResult is what a run started by startWatched returned.
+type runResult struct {
+	o   Outcome
+	err error
+}
+
+// startWatched starts a text run of a prompt over c in the background:
+// its confirmation asked on a reader that says nothing, its watch on
+// timers' clock.
+func startWatched(t *testing.T, c conn, out, errb *bytes.Buffer, timers *proctest.Timers) <-chan runResult {
+	t.Helper()
+	silent, w := io.Pipe()
+	t.Cleanup(func() { w.Close() })
+	cfg := Config{URL: "http://127.0.0.1:41242", Prompt: "run the command", Out: out, Err: errb,
+		Answers: func() (io.Reader, error) { return silent, nil }}
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.after = timers.After
+	r := &run{cfg: &cfg, conn: c, out: newTextOutput(out, errb, false), ask: newAsker(&cfg), t: newTracker()}
+	done := make(chan runResult, 1)
+	go func() {
+		o, err := r.run(t.Context())
+		done <- runResult{o, err}
+	}()
+	return done
+}
+
 // TestAnsweredElsewhere: while the confirmation is asked on a stdin that
 // says nothing, the task is read on the watch's clock; once it no longer
 // waits (a shared session's terminal, IDE or other client answered), the
@@ -264,26 +292,9 @@ func (w *watchConn) resume(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Eve
 func TestAnsweredElsewhere(t *testing.T) {
 	ext := recorded(t, "ext")
 	conn := &watchConn{scriptConn: scriptConn{streams: [][]a2a.Event{ext[0], ext[1]}}}
-	silent, w := io.Pipe()
-	t.Cleanup(func() { w.Close() })
 	var out, errb bytes.Buffer
 	var timers proctest.Timers
-	cfg := Config{URL: "http://127.0.0.1:41242", Prompt: "run the command", Out: &out, Err: &errb,
-		Answers: func() (io.Reader, error) { return silent, nil }}
-	if err := cfg.check(); err != nil {
-		t.Fatal(err)
-	}
-	cfg.after = timers.After
-	r := &run{cfg: &cfg, conn: conn, out: newTextOutput(&out, &errb, false), ask: newAsker(&cfg), t: newTracker()}
-	type result struct {
-		o   Outcome
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		o, err := r.run(t.Context())
-		done <- result{o, err}
-	}()
+	done := startWatched(t, conn, &out, &errb, &timers)
 	timers.Fire(t, defaultWatchEvery) // still waiting: the question stands
 	timers.Fire(t, defaultWatchEvery) // answered elsewhere
 	res := <-done
@@ -328,28 +339,13 @@ func (e *endedConn) get(ctx context.Context, id a2a.TaskID) (*a2a.Task, error) {
 // after the answer is shown.
 func TestAnsweredElsewhereAfterTheEnd(t *testing.T) {
 	conn := &endedConn{watchConn{scriptConn: scriptConn{streams: [][]a2a.Event{recorded(t, "ext")[0]}}}}
-	silent, w := io.Pipe()
-	t.Cleanup(func() { w.Close() })
 	var out, errb bytes.Buffer
 	var timers proctest.Timers
-	cfg := Config{URL: "http://127.0.0.1:41242", Prompt: "run the command", Out: &out, Err: &errb,
-		Answers: func() (io.Reader, error) { return silent, nil }}
-	if err := cfg.check(); err != nil {
-		t.Fatal(err)
-	}
-	cfg.after = timers.After
-	r := &run{cfg: &cfg, conn: conn, out: newTextOutput(&out, &errb, false), ask: newAsker(&cfg), t: newTracker()}
-	done := make(chan error, 1)
-	var o Outcome
-	go func() {
-		var err error
-		o, err = r.run(t.Context())
-		done <- err
-	}()
+	done := startWatched(t, conn, &out, &errb, &timers)
 	timers.Fire(t, defaultWatchEvery)
 	timers.Fire(t, defaultWatchEvery)
-	if err := <-done; err != nil || o.State != a2a.TaskStateCompleted {
-		t.Fatalf("%+v %v\n%s", o, err, errb.String())
+	if res := <-done; res.err != nil || res.o.State != a2a.TaskStateCompleted {
+		t.Fatalf("%+v %v\n%s", res.o, res.err, errb.String())
 	}
 	if out.String() != "I'll run it.\nDone after all." {
 		t.Errorf("stdout %q, want the answer given after the confirmation", out.String())

@@ -44,6 +44,37 @@ func (a *answeringIDE) CloseDiff(_ context.Context, path string) (*string, error
 	return nil, nil
 }
 
+// ideWrite is a served session whose terminal approver is wrapped in the
+// IDE's diffs, and a client whose write_file call of f.txt waits on both.
+type ideWrite struct {
+	sh       *shared
+	w        *wsConn
+	terminal *localApprover
+	ide      *answeringIDE
+	task     a2a.TaskID
+	call     string
+}
+
+// startIDEWrite sends the prompt whose write_file call is pending, and
+// returns once the terminal has been asked.
+func startIDEWrite(t *testing.T) *ideWrite {
+	t.Helper()
+	p := &ideWrite{
+		terminal: &localApprover{start: make(chan struct{}), asked: make(chan struct{}), withdrawn: make(chan struct{})},
+		ide:      newAnsweringIDE(),
+	}
+	p.sh = newShared(t, []string{
+		callTurn("", "write_file", map[string]any{"file_path": "f.txt", "content": "model\n"}),
+		textTurn("written"),
+	}, idediff.New(p.terminal, p.ide))
+	p.w = p.sh.dialWS(t, dialOpts{})
+	p.w.attached()
+	p.w.send(1, "SendStreamingMessage", messageParams("write it"))
+	p.task, p.call = pendingCall(t, p.w)
+	<-p.terminal.asked
+	return p
+}
+
 // TestWSIDEAnswersAsTheTerminal: on a served session the IDE's diff
 // wraps the terminal's approver (WithLocalApprover), so the content the
 // user accepted in the IDE settles the clients' PENDING call as the
@@ -51,17 +82,8 @@ func (a *answeringIDE) CloseDiff(_ context.Context, path string) (*string, error
 // complete, the file holds the IDE's content, and a late client answer
 // is refused.
 func TestWSIDEAnswersAsTheTerminal(t *testing.T) {
-	terminal := &localApprover{start: make(chan struct{}), asked: make(chan struct{}), withdrawn: make(chan struct{})}
-	ide := newAnsweringIDE()
-	sh := newShared(t, []string{
-		callTurn("", "write_file", map[string]any{"file_path": "f.txt", "content": "model\n"}),
-		textTurn("written"),
-	}, idediff.New(terminal, ide))
-	w := sh.dialWS(t, dialOpts{})
-	w.attached()
-	w.send(1, "SendStreamingMessage", messageParams("write it"))
-	task, call := pendingCall(t, w)
-	<-terminal.asked
+	p := startIDEWrite(t)
+	sh, w, terminal, ide, task, call := p.sh, p.w, p.terminal, p.ide, p.task, p.call
 	file := filepath.Join(sh.settings.Workspace, "f.txt")
 	if got := <-ide.opened; got != file {
 		t.Fatalf("OpenDiff(%q), want %q", got, file)
@@ -88,17 +110,8 @@ func TestWSIDEAnswersAsTheTerminal(t *testing.T) {
 // TestWSClientAnswerClosesTheIDEDiff: a client answering first withdraws
 // the terminal's question, which closes the IDE's diff.
 func TestWSClientAnswerClosesTheIDEDiff(t *testing.T) {
-	terminal := &localApprover{start: make(chan struct{}), asked: make(chan struct{}), withdrawn: make(chan struct{})}
-	ide := newAnsweringIDE()
-	sh := newShared(t, []string{
-		callTurn("", "write_file", map[string]any{"file_path": "f.txt", "content": "model\n"}),
-		textTurn("written"),
-	}, idediff.New(terminal, ide))
-	w := sh.dialWS(t, dialOpts{})
-	w.attached()
-	w.send(1, "SendStreamingMessage", messageParams("write it"))
-	task, call := pendingCall(t, w)
-	<-terminal.asked
+	p := startIDEWrite(t)
+	w, ide, task, call := p.w, p.ide, p.task, p.call
 	file := <-ide.opened
 	w.send(2, "SendStreamingMessage", confirmParams(task, call, "proceed_once"))
 	if got := <-ide.closed; got != file {

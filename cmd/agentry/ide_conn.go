@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 
@@ -107,7 +106,7 @@ func (i *ideConn) Enable(ctx context.Context) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.c != nil { // another Enable won
-		return errors.Join(c.Close())
+		return c.Close()
 	}
 	i.c, i.detail = c, ""
 	i.epoch++
