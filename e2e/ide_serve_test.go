@@ -110,7 +110,7 @@ func TestServeIDEWithAgentryA2A(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer stdin.Close()
-			var stdout, stderr lockedBuffer
+			var stdout, stderr syncBuffer
 			a2a.Stdout, a2a.Stderr = &stdout, &stderr
 			if err := a2a.Start(); err != nil {
 				t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,29 +37,10 @@ type companionProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	lines  chan companionLine
-	stderr *lockedBuffer
+	stderr *syncBuffer
 	done   chan struct{} // closed once the process has been waited for
 	// ready is its first line: the port and the discovery file.
 	ready companionLine
-}
-
-// lockedBuffer is a buffer the process's stderr copier writes while the
-// test may read it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // startCompanion starts `agentry ide companion` for e's workspace as
@@ -69,7 +49,7 @@ func (l *lockedBuffer) String() string {
 func startCompanion(t *testing.T, e *env, args ...string) *companionProc {
 	t.Helper()
 	argv := append([]string{"ide", "companion", "--workspace", e.ws, "--ide-name", "vscode", "--ide-display-name", "Test IDE"}, args...)
-	c := &companionProc{t: t, cmd: exec.Command(binary, argv...), lines: make(chan companionLine, 16), stderr: &lockedBuffer{}, done: make(chan struct{})}
+	c := &companionProc{t: t, cmd: exec.Command(binary, argv...), lines: make(chan companionLine, 16), stderr: &syncBuffer{}, done: make(chan struct{})}
 	c.cmd.Env = e.environ()
 	c.cmd.Stderr = c.stderr
 	var err error
