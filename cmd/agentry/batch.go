@@ -224,12 +224,6 @@ func encodeResult(r batchResult) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// parseBatchLine parses input line n (from 1). It returns the request, or
-// the error result that stands for a bad line, naming every problem of
-// the line: its id is the line's id when one can be read, else line-N.
-// seen maps the ids of the earlier lines to their line numbers; a
-// readable id is added to it, valid line or not, so that a later line
-// cannot reuse the id of a failed one.
 // readBatchLine reads input line n (1-based): its request, or the error
 // result a bad line gets; blank reports a line to skip. A first line's BOM
 // (from an editor) is dropped.
@@ -248,6 +242,12 @@ func readBatchLine(line []byte, n int, tooLong bool, seen map[string]int) (req b
 	return req, bad, false
 }
 
+// parseBatchLine parses input line n (from 1). It returns the request, or
+// the error result that stands for a bad line, naming every problem of
+// the line: its id is the line's id when one can be read, else line-N.
+// seen maps the ids of the earlier lines to their line numbers; a
+// readable id is added to it, valid line or not, so that a later line
+// cannot reuse the id of a failed one.
 func parseBatchLine(line []byte, n int, seen map[string]int) (batchRequest, *batchResult) {
 	bad := func(id string, problems []string) (batchRequest, *batchResult) {
 		r := inputFailure(id, fmt.Sprintf("line %d: %s", n, strings.Join(problems, "; ")))
