@@ -24,6 +24,7 @@ import (
 	"github.com/agentry-dev/agentry/ide/idediff"
 	"github.com/agentry-dev/agentry/prompthist"
 	"github.com/agentry-dev/agentry/protocol"
+	"github.com/agentry-dev/agentry/routing"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/shellmode"
 	"github.com/agentry-dev/agentry/tools"
@@ -174,10 +175,21 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	if f.a2aPort >= 0 {
 		ideDiffs = nil
 	}
+	// With cluster.enabled, the sessions the terminal opens (/clear,
+	// /resume) share one link to the fleet's model health rather than
+	// each opening its own.
+	var avail *routing.Availability
+	if settings.Cluster.Enabled {
+		var closeAvail func()
+		if avail, closeAvail, err = newAvailability(ctx, settings, slog.Default()); err != nil {
+			return p.fail(err)
+		}
+		defer closeAvail()
+	}
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
 			SessionID: id, SessionService: store, Approver: sessApprover, RemoteAgents: remote.Invokers,
-			IDEContext: conn, IDEDiffs: ideDiffs,
+			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail,
 		})
 	}
 	first, err := open(ctx, f.sessionID)
