@@ -79,11 +79,7 @@ func BenchmarkForward(b *testing.B) {
 func BenchmarkRemoteSubscriber(b *testing.B) {
 	dsn := pgtest.Schema(b, "cluster", "agentry_cluster_bench_")
 	ra, rb := startBenchReplica(b, dsn, "a"), startBenchReplica(b, dsn, "b")
-	if _, err := ra.Acquire(b.Context(), "ctx-a"); err != nil {
-		b.Fatal(err)
-	}
-	ra.tasks.tasks["task-a"] = "ctx-a"
-	rb.tasks.tasks["task-a"] = "ctx-a"
+	holdTaskA(b, ra.replicaServer, rb.replicaServer)
 	const events = 200
 	ra.events = events
 	var ages []time.Duration

@@ -74,6 +74,17 @@ func startReplicaTB(t testing.TB, dsn, name string, next http.Handler) *replicaS
 	return rs
 }
 
+// holdTaskA makes a hold context ctx-a, whose task task-a the task
+// stores of a and b both know.
+func holdTaskA(t testing.TB, a, b *replicaServer) {
+	t.Helper()
+	if _, err := a.Acquire(t.Context(), "ctx-a"); err != nil {
+		t.Fatal(err)
+	}
+	a.tasks.tasks["task-a"] = "ctx-a"
+	b.tasks.tasks["task-a"] = "ctx-a"
+}
+
 func post(t *testing.T, url, path, body string, hdr ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+path, strings.NewReader(body))
@@ -96,11 +107,7 @@ func post(t *testing.T, url, path, body string, hdr ...string) *http.Response {
 func TestForwarding(t *testing.T) {
 	dsn := pgtest.Schema(t, "cluster", "agentry_cluster_test_")
 	a, b := startReplica(t, dsn, "a"), startReplica(t, dsn, "b")
-	if _, err := a.Acquire(t.Context(), "ctx-a"); err != nil {
-		t.Fatal(err)
-	}
-	a.tasks.tasks["task-a"] = "ctx-a"
-	b.tasks.tasks["task-a"] = "ctx-a"
+	holdTaskA(t, a, b)
 
 	for _, tc := range []struct {
 		name, method, path, body string

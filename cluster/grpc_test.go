@@ -120,11 +120,7 @@ func dialReplica(t testing.TB, rs *replicaServer) *grpc.ClientConn {
 func TestGRPCForwarding(t *testing.T) {
 	dsn := pgtest.Schema(t, "cluster", "agentry_cluster_test_")
 	a, b := startGRPCReplica(t, dsn, "a"), startGRPCReplica(t, dsn, "b")
-	if _, err := a.Acquire(t.Context(), "ctx-a"); err != nil {
-		t.Fatal(err)
-	}
-	a.tasks.tasks["task-a"] = "ctx-a"
-	b.tasks.tasks["task-a"] = "ctx-a"
+	holdTaskA(t, a, b)
 	client := a2apb.NewA2AServiceClient(dialReplica(t, b))
 	ctx := metadata.AppendToOutgoingContext(t.Context(), "authorization", "Bearer shared-token")
 
@@ -274,11 +270,7 @@ func TestGRPCForwardToUnreachableOwner(t *testing.T) {
 func BenchmarkForwardGRPC(b *testing.B) {
 	dsn := pgtest.Schema(b, "cluster", "agentry_cluster_bench_")
 	ra, rb := startGRPCReplica(b, dsn, "a"), startGRPCReplica(b, dsn, "b")
-	if _, err := ra.Acquire(b.Context(), "ctx-a"); err != nil {
-		b.Fatal(err)
-	}
-	ra.tasks.tasks["task-a"] = "ctx-a"
-	rb.tasks.tasks["task-a"] = "ctx-a"
+	holdTaskA(b, ra, rb)
 	clients := []a2apb.A2AServiceClient{a2apb.NewA2AServiceClient(dialReplica(b, ra)), a2apb.NewA2AServiceClient(dialReplica(b, rb))}
 	do := func(i int) time.Duration {
 		start := time.Now()
