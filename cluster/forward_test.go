@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentry-dev/agentry/internal/pgtest"
 	"github.com/agentry-dev/agentry/internal/proctest"
@@ -195,9 +196,28 @@ func TestForwarding(t *testing.T) {
 	t.Run("owner dead", func(t *testing.T) {
 		breakLeaseConn(t, dsn, a.Node)
 		a.srv.Close()
+		// Until PostgreSQL frees a's lease, b finds a's address refusing
+		// and waits for the lease on its (test) clock: fire it.
 		proctest.Eventually(t, "b takes ctx-a over", func() bool {
-			res := post(t, b.srv.URL, "/", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"task-a"}}`)
-			return res.Header.Get("X-Served-By") == "b"
+			done := make(chan *http.Response, 1)
+			go func() {
+				done <- post(t, b.srv.URL, "/", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"task-a"}}`)
+			}()
+			for {
+				select {
+				case res := <-done:
+					return res.Header.Get("X-Served-By") == "b"
+				default:
+				}
+				if b.timers.Pending(takeoverPoll) > 0 {
+					b.timers.Fire(t, takeoverPoll)
+				}
+				select {
+				case res := <-done:
+					return res.Header.Get("X-Served-By") == "b"
+				case <-time.After(time.Millisecond): // a poll, not a bound
+				}
+			}
 		})
 		if err := b.Check("ctx-a"); err != nil {
 			t.Fatalf("b does not hold ctx-a after taking it over: %v", err)
