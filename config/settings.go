@@ -41,6 +41,8 @@ type Settings struct {
 	// MCPServers are MCP servers by name, connected only in trusted
 	// workspaces.
 	MCPServers map[string]MCPServerSettings `json:"mcpServers"`
+	// MCP tunes how MCP servers are run (docs/mcp.md).
+	MCP MCPSettings `json:"mcp"`
 	// A2A tunes `agentry serve`.
 	A2A A2ASettings `json:"a2a"`
 	// IDE is gemini-cli's ide: the IDE companion (docs/ide.md).
@@ -341,6 +343,14 @@ type ModelLimit struct {
 	RequestsPerMinute int `json:"requestsPerMinute"`
 }
 
+// MCPSettings tune how the servers of mcpServers are run.
+type MCPSettings struct {
+	// Lazy starts a server whose tools are cached from an earlier session
+	// only when the model first uses it (default true); false starts
+	// every server with the session. A server's own lazy setting wins.
+	Lazy bool `json:"lazy"`
+}
+
 // IDESettings are gemini-cli's ide settings.
 type IDESettings struct {
 	// Enabled connects the session to the companion of the IDE agentry
@@ -419,6 +429,7 @@ func Defaults() Settings {
 		Security:    SecuritySettings{EnvironmentVariableRedaction: EnvRedactionSettings{Enabled: true}},
 		Telemetry:   TelemetrySettings{OTLPProtocol: "grpc"},
 		A2A:         A2ASettings{Live: A2ALiveSettings{IdleMinutes: DefaultLiveIdleMinutes}},
+		MCP:         MCPSettings{Lazy: true},
 	}
 }
 
