@@ -95,9 +95,13 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 		return tools.Result{}, &tools.Error{Type: tools.ErrExecutionFailed,
 			Msg: fmt.Sprintf("MCP server %q is unavailable: %v", s.name, err), Err: err}
 	}
-	if listed && !t.offered() {
-		return tools.Result{}, tools.Errorf(tools.ErrExecutionFailed,
-			"MCP server %q was restarted and no longer offers tool %q", s.name, t.tool)
+	if !t.offered() {
+		why := "no longer offers"
+		if listed {
+			why = "was started and does not offer"
+		}
+		return tools.Result{}, tools.Errorf(tools.ErrToolNotRegistered,
+			"MCP server %q %s tool %q; it was removed from the tools offered", s.name, why, t.tool)
 	}
 
 	tok, sink := s.register()
@@ -161,12 +165,7 @@ wait:
 }
 
 // offered reports whether the server's current tool list has t's tool.
-func (t *Tool) offered() bool {
-	t.srv.mu.Lock()
-	defer t.srv.mu.Unlock()
-	_, ok := t.srv.tools[t.tool]
-	return ok
-}
+func (t *Tool) offered() bool { return t.srv.tool(t.tool) != nil }
 
 // callError classifies a failed CallTool: the caller's cancellation is
 // returned as such; a timeout, a Manager being closed and an error response

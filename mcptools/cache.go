@@ -1,0 +1,95 @@
+package mcptools
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// cacheFormat is the version of the cache files' shape; a file of another
+// version is ignored.
+const cacheFormat = 1
+
+// lists is what one server offers, as last listed: its enabled tools,
+// resources and prompts, each sorted as the server listed them.
+type lists struct {
+	Tools     []*mcp.Tool     `json:"tools"`
+	Resources []*mcp.Resource `json:"resources,omitempty"`
+	Prompts   []*mcp.Prompt   `json:"prompts,omitempty"`
+}
+
+// cacheFile is the JSON shape of a cache entry.
+type cacheFile struct {
+	Format int    `json:"format"`
+	Server string `json:"server"` // the name it was listed under, for people
+	lists
+}
+
+// cachePath returns the cache file of a server's settings in dir: the
+// name is a hash of the whole settings, so a changed command, argument,
+// URL, header or filter is a different entry.
+func cachePath(dir string, c ServerConfig) (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return filepath.Join(dir, hex.EncodeToString(sum[:16])+".json"), nil
+}
+
+// readCache returns the lists cached in path and their encoding, or nil
+// when there is no usable entry.
+func readCache(path string) (*lists, []byte) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil
+	}
+	var f cacheFile
+	if err := json.Unmarshal(b, &f); err != nil || f.Format != cacheFormat || f.Tools == nil {
+		return nil, nil
+	}
+	return &f.lists, b
+}
+
+// encodeCache returns the cache file of l.
+func encodeCache(server string, l *lists) ([]byte, error) {
+	return json.MarshalIndent(cacheFile{Format: cacheFormat, Server: server, lists: *l}, "", "  ")
+}
+
+// writeCache writes b to path atomically, the directory 0700 and the
+// file 0600, unless the file already holds b.
+func writeCache(path string, b []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("mcp cache: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("mcp cache: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(0o600)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("mcp cache: %w", err)
+	}
+	return nil
+}
