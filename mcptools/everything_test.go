@@ -17,13 +17,7 @@ import (
 // arguments) is in AGENTRY_TEST_MCP_EVERYTHING. It is skipped when that is
 // unset, except under CI, where the server must be installed.
 func TestEverything(t *testing.T) {
-	command := strings.Fields(os.Getenv("AGENTRY_TEST_MCP_EVERYTHING"))
-	if len(command) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("AGENTRY_TEST_MCP_EVERYTHING is not set; CI must install @modelcontextprotocol/server-everything")
-		}
-		t.Skip("AGENTRY_TEST_MCP_EVERYTHING not set")
-	}
+	command := everythingCommand(t)
 	m := newManager(t, map[string]ServerConfig{"everything": {
 		Command: command[0],
 		Args:    append(command[1:], "stdio"),
@@ -55,4 +49,19 @@ func TestEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("progress: %q", progress)
+}
+
+// everythingCommand returns the command of server-everything from
+// AGENTRY_TEST_MCP_EVERYTHING; the test is skipped when that is unset,
+// except under CI, where the server must be installed.
+func everythingCommand(t *testing.T) []string {
+	t.Helper()
+	command := strings.Fields(os.Getenv("AGENTRY_TEST_MCP_EVERYTHING"))
+	if len(command) == 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("AGENTRY_TEST_MCP_EVERYTHING is not set; CI must install @modelcontextprotocol/server-everything")
+		}
+		t.Skip("AGENTRY_TEST_MCP_EVERYTHING not set")
+	}
+	return command
 }

@@ -75,7 +75,10 @@ func (s *server) newTransport(kind transportKind, st *started, status *httpStatu
 			guard:            &s.guard,
 		}, nil
 	case kindSSE:
-		return &mcp.SSEClientTransport{Endpoint: endpoint(s.cfg), HTTPClient: s.httpClient(status)}, nil
+		return sseTransport{
+			SSEClientTransport: &mcp.SSEClientTransport{Endpoint: endpoint(s.cfg), HTTPClient: s.httpClient(status)},
+			life:               s.m.ctx,
+		}, nil
 	default:
 		return &mcp.StreamableClientTransport{Endpoint: endpoint(s.cfg), HTTPClient: s.httpClient(status)}, nil
 	}
@@ -147,4 +150,34 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		t.status.unauth.Store(true)
 	}
 	return resp, err
+}
+
+// sseTransport keeps an SSE connection's event stream open after Connect
+// returns: the SDK's SSE client reads the stream with the context Connect
+// was given, which for agentry is the setup's, bounded by the setup
+// timeout. The stream lives with the Manager instead; ctx still bounds the
+// connecting.
+type sseTransport struct {
+	*mcp.SSEClientTransport
+	life context.Context
+}
+
+// Connect opens the event stream.
+func (t sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	cctx, cancel := context.WithCancelCause(t.life)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	conn, err := t.SSEClientTransport.Connect(cctx)
+	if !stop() {
+		// ctx ended while connecting: cctx was cancelled with it.
+		if err == nil {
+			conn.Close()
+			err = context.Cause(ctx)
+		}
+		return nil, err
+	}
+	if err != nil {
+		cancel(err)
+		return nil, err
+	}
+	return conn, nil
 }
