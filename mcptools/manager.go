@@ -187,7 +187,7 @@ func (m *Manager) Tools(ctx context.Context) ([]tools.Tool, []error) {
 // declares it; otherwise it only reads a flag per server.
 func (m *Manager) Version() uint64 {
 	for _, srv := range m.list {
-		if srv.stale.Load() {
+		if srv.changes.Load() != srv.seen.Load() {
 			srv.refreshIfStale()
 		}
 	}
@@ -310,9 +310,9 @@ type server struct {
 	// lists is what the server offers as last listed, or as cached; nil
 	// before either. It is replaced, never changed.
 	lists atomic.Pointer[lists]
-	// stale is set when the server announced a changed list that has not
-	// been listed yet.
-	stale atomic.Bool
+	// changes counts the server's announcements of a changed list; seen
+	// is the count the last listing covers (written under mu).
+	changes, seen atomic.Uint64
 
 	// mu guards the connection state below. It is held while connecting,
 	// so concurrent calls after a crash wait for one restart rather than
@@ -479,26 +479,29 @@ func (s *server) refreshLocked(ctx context.Context) error {
 
 // changed is the handler of a server's list_changed notifications: the
 // lists are listed again in the background, and before the next model
-// request at the latest (Manager.Version).
-func (s *server) changed(cs *mcp.ClientSession) {
-	if s.stale.Swap(true) {
-		return // a refresh is pending
-	}
+// request at the latest (Manager.Version waits for a listing under way).
+func (s *server) changed(*mcp.ClientSession) {
+	s.changes.Add(1)
 	s.log.Debug("mcp server announced a changed list")
 	go s.refreshIfStale()
 }
 
-// refreshIfStale lists a server that announced a change, once.
+// refreshIfStale lists a server that announced a change since its last
+// listing.
 func (s *server) refreshIfStale() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.stale.Swap(false) || s.sess == nil || s.dead {
-		// Not connected: the next connection lists anyway.
+	c := s.changes.Load()
+	if c == s.seen.Load() {
 		return
 	}
-	if err := s.refreshLocked(s.m.ctx); err != nil {
-		s.log.Warn("listing the mcp server's changed tools failed", "err", err)
+	if s.sess != nil && !s.dead {
+		if err := s.refreshLocked(s.m.ctx); err != nil {
+			s.log.Warn("listing the mcp server's changed tools failed", "err", err)
+		}
 	}
+	// Not connected: the next connection lists anyway.
+	s.seen.Store(c)
 }
 
 // timeoutError is the cause of a context ended by a server's timeout.
@@ -558,7 +561,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 	}
 	s.sess, s.cmd, s.dead = sess, cmd, false
 	// A change announced before this session is covered by its listing.
-	s.stale.Store(false)
+	s.seen.Store(s.changes.Load())
 	if cmd != nil {
 		s.log.Info("mcp server started", "pid", cmd.Process.Pid)
 	} else {

@@ -70,7 +70,12 @@ func stdio(args ...string) ServerConfig {
 // loopback and returns its URL.
 func httpServer(t *testing.T, prefix string) string {
 	t.Helper()
-	srv := testserver.New(testserver.Options{Prefix: prefix})
+	return serveStreamable(t, testserver.New(testserver.Options{Prefix: prefix}))
+}
+
+// serveStreamable serves srv over streamable HTTP on loopback.
+func serveStreamable(t *testing.T, srv *mcp.Server) string {
+	t.Helper()
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	return ts.URL

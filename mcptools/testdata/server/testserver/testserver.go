@@ -74,22 +74,22 @@ func text(s string) *mcp.CallToolResult {
 //
 // It also offers two resources (TextURI, BlobURI) and a "mutate" tool that
 // replaces the add tool by a multiply tool and returns once the client has
-// been told (notifications/tools/list_changed, then a ping the client
-// answers after it).
+// asked for the new list after notifications/tools/list_changed.
 func New(o Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentry-test", Version: "v0.0.1"}, &mcp.ServerOptions{PageSize: o.PageSize})
 	p := o.Prefix
-	notified := make(chan struct{}, 1)
-	s.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+	// listed hears of every tools/list request, so that mutate can return
+	// only once the client has asked for the new list.
+	listed := make(chan struct{}, 1)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			res, err := next(ctx, method, req)
-			if method == "notifications/tools/list_changed" {
+			if method == "tools/list" {
 				select {
-				case notified <- struct{}{}:
+				case listed <- struct{}{}:
 				default:
 				}
 			}
-			return res, err
+			return next(ctx, method, req)
 		}
 	})
 	s.AddResource(&mcp.Resource{URI: TextURI, Name: "greeting", Description: "A greeting.", MIMEType: "text/plain"},
@@ -102,18 +102,23 @@ func New(o Options) *mcp.Server {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: p + "mutate", Description: "Replaces the add tool by a multiply tool."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noIn) (*mcp.CallToolResult, any, error) {
+			select { // a listing from before the change does not count
+			case <-listed:
+			default:
+			}
 			s.RemoveTools(p + "add")
 			mcp.AddTool(s, &mcp.Tool{Name: p + "multiply", Description: "Multiplies a and b."},
 				func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
 					return text(fmt.Sprint(in.A * in.B)), nil, nil
 				})
+			// The notification goes out after the SDK's short debounce;
+			// the client then lists the tools again.
 			select {
-			case <-notified:
+			case <-listed:
+			case <-time.After(10 * time.Second):
+				return text("mutated, but the client did not list the tools again"), nil, nil
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
-			}
-			if err := req.Session.Ping(ctx, nil); err != nil {
-				return nil, nil, err
 			}
 			return text("mutated"), nil, nil
 		})
