@@ -727,7 +727,7 @@ func mcpToolset(ctx context.Context, s *config.Settings, taken []string, log *sl
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
 	m, err := mcptools.New(mcptools.Config{
-		Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log,
+		Servers: s.MCPServers, EnvFunc: func() []string { return childEnv(s, true) }, ExpandEnv: os.Environ(), Logger: log,
 		ClientName: "agentry", ClientVersion: version.Version(),
 		CacheDir: cacheDir, Lazy: s.MCP.Lazy, Taken: append(slices.Clone(taken), s.Tools.Exclude...),
 	})

@@ -94,6 +94,10 @@ type Config struct {
 	// envredact.Default withholds. A server's own configured env is
 	// added to it whatever it withholds.
 	Env []string
+	// EnvFunc, when set and Env is nil, returns the base environment; it
+	// is called once, when the first stdio server starts, so that a
+	// session whose servers are all lazy and unused does not compute it.
+	EnvFunc func() []string
 	// ExpandEnv is what $VAR references in a server's env and headers
 	// are expanded from; nil means Env when it is set, else the current
 	// process's whole environment: a reference is the user's own choice

@@ -83,8 +83,13 @@ func New(cfg Config) (*Manager, error) {
 	if expandEnv == nil {
 		expandEnv = env
 	}
-	if env == nil {
-		env = envredact.Default().Environ(os.Environ())
+	baseEnv := func() []string { return env }
+	switch {
+	case env != nil:
+	case cfg.EnvFunc != nil:
+		baseEnv = sync.OnceValue(cfg.EnvFunc)
+	default:
+		baseEnv = sync.OnceValue(func() []string { return envredact.Default().Environ(os.Environ()) })
 	}
 	if expandEnv == nil {
 		expandEnv = os.Environ()
@@ -116,8 +121,8 @@ func New(cfg Config) (*Manager, error) {
 			m:         m,
 			name:      name,
 			cfg:       sc,
-			env:       slices.Clone(env),
-			expandEnv: slices.Clone(expandEnv),
+			env:       baseEnv,
+			expandEnv: expandEnv,
 			impl:      impl,
 			log:       log.With("mcp_server", name),
 			calls:     make(map[string]*progressSink),
@@ -300,8 +305,8 @@ type server struct {
 	m         *Manager
 	name      string
 	cfg       ServerConfig
-	env       []string // base environment of a stdio server
-	expandEnv []string // what $VAR in env and headers expand from
+	env       func() []string // base environment of a stdio server
+	expandEnv []string        // what $VAR in env and headers expand from; not changed
 	impl      *mcp.Implementation
 	log       *slog.Logger
 	cachePath string // "" when nothing is cached
@@ -645,7 +650,7 @@ func (s *server) markDead(sess *mcp.ClientSession) {
 // environ returns a stdio server's environment: the base environment plus
 // the configured variables, whose values may refer to base variables.
 func (s *server) environ() []string {
-	env := slices.Clone(s.env)
+	env := slices.Clone(s.env())
 	keys := slices.Sorted(maps.Keys(s.cfg.Env))
 	for _, k := range keys {
 		// exec.Cmd keeps the last of duplicate keys, so appending overrides.
