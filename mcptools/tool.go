@@ -283,6 +283,11 @@ func normalizeSchema(schema any) any {
 		}
 		schema = v
 	}
+	if !hasNullTypeArray(schema) {
+		// Nothing to rewrite: the schema is the listing's own, which
+		// nothing changes, so it is used as it is.
+		return schema
+	}
 	var walk func(v any) any
 	walk = func(v any) any {
 		switch v := v.(type) {
@@ -313,4 +318,27 @@ func normalizeSchema(schema any) any {
 		return v
 	}
 	return walk(schema)
+}
+
+// hasNullTypeArray reports whether v has a "type" array normalizeSchema
+// would rewrite.
+func hasNullTypeArray(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if ts, ok := v["type"].([]any); ok && len(ts) == 2 && (ts[0] == "null" || ts[1] == "null") {
+			return true
+		}
+		for _, x := range v {
+			if hasNullTypeArray(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hasNullTypeArray(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
