@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentry-dev/agentry/agents"
 	"github.com/agentry-dev/agentry/config"
+	"github.com/agentry-dev/agentry/internal/proctest"
 	"github.com/agentry-dev/agentry/runtime"
 )
 
@@ -21,8 +22,10 @@ import (
 // — without MCP servers ("none") and with one stdio server whose tools are
 // cached from an earlier session ("lazy-cached"): its tools are declared
 // from the cache, and since the run calls none of them its process is
-// never started (checked after the loop). Compare the two with
-// benchstat -col /servers.
+// never started (checked after the loop). "started" is the same server
+// with mcp.lazy false, started by every run, for scale. Besides ns/op it
+// reports cpu-µs/op, the process's CPU time per run, steadier than wall
+// time on a busy machine. Compare with benchstat -col /servers.
 func BenchmarkMCPRun(b *testing.B) {
 	dir := b.TempDir()
 	server := filepath.Join(dir, "mcpserver")
@@ -40,13 +43,14 @@ func BenchmarkMCPRun(b *testing.B) {
 		FinishReason: genai.FinishReasonStop,
 	}}}}}
 	quiet := slog.New(slog.DiscardHandler)
-	settings := func(servers bool) *config.Settings {
+	settings := func(servers, lazy bool) *config.Settings {
 		s := config.Defaults()
 		s.Workspace = dir
 		s.Home = filepath.Join(dir, ".agentry")
 		s.Model.Name = "gemini-2.5-flash"
 		s.Session.Store = config.SessionStoreMemory
 		s.Trusted = true
+		s.MCP.Lazy = lazy
 		if servers {
 			s.MCPServers = map[string]config.MCPServerSettings{"test": {Command: server, Args: []string{"-mark", mark}}}
 		}
@@ -72,23 +76,25 @@ func BenchmarkMCPRun(b *testing.B) {
 		}
 	}
 	// A first session starts the server and fills the cache.
-	run(b, settings(true))
+	run(b, settings(true, true))
 	if starts() != 1 {
 		b.Fatalf("the first session started the server %d times", starts())
 	}
-	b.Run("servers=none", func(b *testing.B) {
-		s := settings(false)
+	loop := func(b *testing.B, s *config.Settings) {
+		cpu0, _ := proctest.CPU()
 		for b.Loop() {
 			run(b, s)
 		}
-	})
+		if cpu1, ok := proctest.CPU(); ok {
+			b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		}
+	}
+	b.Run("servers=none", func(b *testing.B) { loop(b, settings(false, true)) })
 	b.Run("servers=lazy-cached", func(b *testing.B) {
-		s := settings(true)
-		for b.Loop() {
-			run(b, s)
-		}
+		loop(b, settings(true, true))
 		if n := starts(); n != 1 {
 			b.Fatalf("a run calling no MCP tool started the lazy server (%d starts)", n)
 		}
 	})
+	b.Run("servers=started", func(b *testing.B) { loop(b, settings(true, false)) })
 }
