@@ -50,11 +50,36 @@ func readCache(path string) (*lists, []byte) {
 	if err != nil {
 		return nil, nil
 	}
-	var f cacheFile
+	// The schemas stay JSON: they go to the model as they are, and
+	// decoding them into maps is most of what reading the cache costs.
+	var f struct {
+		Format    int             `json:"format"`
+		Tools     []rawTool       `json:"tools"`
+		Resources []*mcp.Resource `json:"resources"`
+		Prompts   []*mcp.Prompt   `json:"prompts"`
+	}
 	if err := json.Unmarshal(b, &f); err != nil || f.Format != cacheFormat || f.Tools == nil {
 		return nil, nil
 	}
-	return &f.lists, b
+	l := &lists{Tools: make([]*mcp.Tool, len(f.Tools)), Resources: f.Resources, Prompts: f.Prompts}
+	for i := range f.Tools {
+		t := f.Tools[i].Tool
+		if len(f.Tools[i].InputSchema) > 0 {
+			t.InputSchema = f.Tools[i].InputSchema
+		}
+		if len(f.Tools[i].OutputSchema) > 0 {
+			t.OutputSchema = f.Tools[i].OutputSchema
+		}
+		l.Tools[i] = &t
+	}
+	return l, b
+}
+
+// rawTool is a cached tool whose schemas are kept as JSON.
+type rawTool struct {
+	mcp.Tool
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 // encodeCache returns the cache file of l.

@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -271,6 +272,10 @@ func mime(m string) string {
 func normalizeSchema(schema any) any {
 	if schema == nil {
 		return nil
+	}
+	if raw, ok := schema.(json.RawMessage); ok && !bytes.Contains(raw, []byte(`"null"`)) {
+		// A cached schema without a null type: sent as it is.
+		return raw
 	}
 	if _, ok := schema.(map[string]any); !ok {
 		b, err := json.Marshal(schema)
