@@ -43,10 +43,13 @@ func BenchmarkMCPRun(b *testing.B) {
 		FinishReason: genai.FinishReasonStop,
 	}}}}}
 	quiet := slog.New(slog.DiscardHandler)
+	// The workspace holds nothing the runs write (transcripts go to the
+	// home), so every run sees the same one.
+	workspace, home := b.TempDir(), filepath.Join(dir, ".agentry")
 	settings := func(servers, lazy bool) *config.Settings {
 		s := config.Defaults()
-		s.Workspace = dir
-		s.Home = filepath.Join(dir, ".agentry")
+		s.Workspace = workspace
+		s.Home = home
 		s.Model.Name = "gemini-2.5-flash"
 		s.Session.Store = config.SessionStoreMemory
 		s.Trusted = true
