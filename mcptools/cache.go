@@ -33,8 +33,10 @@ type cacheFile struct {
 
 // cachePath returns the cache file of a server's settings in dir: the
 // name is a hash of the whole settings, so a changed command, argument,
-// URL, header or filter is a different entry.
+// URL, header or filter is a different entry. Only lazy, which says when
+// the server starts and not what it offers, is left out.
 func cachePath(dir string, c ServerConfig) (string, error) {
+	c.Lazy = nil
 	b, err := json.Marshal(c)
 	if err != nil {
 		return "", err
