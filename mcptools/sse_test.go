@@ -209,3 +209,35 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	proctest.Eventually(t, what, cond)
 }
+
+// TestStreamableGetNotFound: a streamable HTTP server that answers the
+// optional GET stream with 404 rather than 405 still serves calls, as in
+// gemini-cli (which maps that 404 to 405; the SDK's client tolerates it).
+func TestStreamableGetNotFound(t *testing.T) {
+	srv := testserver.New(testserver.Options{})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var mu sync.Mutex
+	gets := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			mu.Lock()
+			gets++
+			mu.Unlock()
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	ts1 := listTools(t, newManager(t, map[string]ServerConfig{"s": {URL: ts.URL, Type: "http"}}))
+	for _, text := range []string{"one", "two"} {
+		if res := mustRun(t, get(t, ts1, "echo"), map[string]any{"text": text}); res.LLMContent != text {
+			t.Errorf("echo = %q", res.LLMContent)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if gets == 0 {
+		t.Error("the client never opened the GET stream; the test tests nothing")
+	}
+}
