@@ -112,6 +112,15 @@ type MCPServerSettings struct {
 	Trust bool `json:"trust,omitempty"`
 	// Description is a human description of the server.
 	Description string `json:"description,omitempty"`
+
+	// OAuth configures OAuth for an HTTP server (gemini-cli's
+	// mcpServers.<name>.oauth); see MCPOAuthSettings.
+	OAuth *MCPOAuthSettings `json:"oauth,omitempty"`
+	// AuthProviderType is gemini-cli's authProviderType. Only
+	// "dynamic_discovery" (OAuth discovered from the server, the default)
+	// is supported; Google credentials and service-account impersonation
+	// are refused.
+	AuthProviderType string `json:"authProviderType,omitempty"`
 }
 
 // Validate reports whether c names exactly one transport and has sane
@@ -148,5 +157,5 @@ func (c MCPServerSettings) Validate(name string) error {
 	} else if len(c.Headers) > 0 {
 		return fmt.Errorf("mcp server %q: headers needs url or httpUrl", name)
 	}
-	return nil
+	return c.validateAuth(name)
 }
