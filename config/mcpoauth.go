@@ -94,7 +94,7 @@ func (c MCPServerSettings) validateAuth(name string) error {
 	}
 	if o.RedirectURI != "" {
 		u, err := url.Parse(o.RedirectURI)
-		if err != nil || u.Scheme != "http" || !IsLoopbackHost(u.Hostname()) {
+		if err != nil || u.Scheme != "http" || !IsLoopbackHost(u.Hostname()) || u.Port() == "" {
 			return fmt.Errorf("mcp server %q: oauth.redirectUri %q must be http://127.0.0.1:PORT/PATH or http://localhost:PORT/PATH (agentry listens on the loopback interface)", name, o.RedirectURI)
 		}
 	}

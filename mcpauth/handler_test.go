@@ -412,3 +412,27 @@ func TestCallbackListenerAcceptsOneMatchingCallback(t *testing.T) {
 		t.Fatalf("listener still answers after the flow: %d", resp.StatusCode)
 	}
 }
+
+func TestRoundTripperForTransportsWithoutAnOAuthHook(t *testing.T) {
+	f := newFixture(t, oauthtest.Options{})
+	b := &browser{t: t}
+	hc := &http.Client{Transport: mcpauth.RoundTripper(f.handler(t, &config.MCPOAuthSettings{Enabled: true}, b.prompt), nil)}
+	post := func() int {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, f.srv.MCPURL, strings.NewReader(
+			`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := post(); got != http.StatusOK {
+		t.Fatalf("first request: %d", got)
+	}
+	if got := post(); got != http.StatusOK || b.count() != 1 {
+		t.Fatalf("second request: %d, browser asked %d times", got, b.count())
+	}
+}

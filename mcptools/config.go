@@ -96,6 +96,10 @@ type Config struct {
 	// ClientName and ClientVersion identify agentry to servers; empty
 	// means "agentry" and "dev".
 	ClientName, ClientVersion string
+	// OAuth, when set, returns the OAuth handler of an HTTP server
+	// (package mcpauth's), asked at each connection; nil, or a nil
+	// result, means the server's requests carry no token. See auth.go.
+	OAuth OAuthFunc
 }
 
 // validate checks every server, joining the errors so a user sees them all.

@@ -48,6 +48,8 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	oauth OAuthFunc // see auth.go
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -85,6 +87,7 @@ func New(cfg Config) (*Manager, error) {
 		servers: make(map[string]*server, len(cfg.Servers)),
 		ctx:     ctx,
 		cancel:  cancel,
+		oauth:   cfg.OAuth,
 	}
 	for name, sc := range cfg.Servers {
 		m.servers[name] = &server{
@@ -371,8 +374,9 @@ func (s *server) connectLocked(ctx context.Context) error {
 		}
 	} else {
 		transport = &mcp.StreamableClientTransport{
-			Endpoint:   endpoint(s.cfg),
-			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.headers()}},
+			Endpoint:     endpoint(s.cfg),
+			HTTPClient:   &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.headers()}},
+			OAuthHandler: s.oauthHandler(),
 		}
 	}
 	sess, err := client.Connect(ctx, transport, nil)
