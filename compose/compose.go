@@ -27,6 +27,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
+	"github.com/agentry-dev/agentry/mcpauth"
 	"github.com/agentry-dev/agentry/mcptools"
 	"github.com/agentry-dev/agentry/plugins/lease"
 	"github.com/agentry-dev/agentry/processors"
@@ -109,6 +110,11 @@ type Options struct {
 	// gemini-cli. nil means no IDE, at no cost (an interface holding a nil
 	// pointer is not nil: leave the field unset instead).
 	IDEContext idecontext.IDE
+	// MCPAuthPrompt shows the authorization URL of an MCP server that
+	// needs OAuth (package mcpauth) to someone who can open it; nil
+	// (headless runs, servers) makes a server without a usable token fail
+	// with the error telling the user to run `agentry mcp auth NAME`.
+	MCPAuthPrompt mcpauth.Prompt
 	// HTTPClient is used for model APIs when set.
 	HTTPClient *http.Client
 	// Now and NewID make time and ids deterministic in tests.
@@ -482,7 +488,7 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 		}
 		return sessionTools, c.def.SystemPrompt + subagents.Rules, nil
 	}
-	mcpTools, closeMCP, err := mcpToolset(ctx, s, set, opts.Logger)
+	mcpTools, closeMCP, err := mcpToolset(ctx, s, set, opts.Logger, opts.MCPAuthPrompt)
 	if err != nil {
 		return nil, "", err
 	}
@@ -695,7 +701,7 @@ func childEnv(s *config.Settings, enabled bool) []string {
 // the settings name, so they are connected only in a trusted workspace, as
 // gemini-cli does. A server that fails is reported and left out; a tool
 // whose name a built-in tool has, or that tools.exclude names, is left out.
-func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger) ([]tools.Tool, func() error, error) {
+func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger, prompt mcpauth.Prompt) ([]tools.Tool, func() error, error) {
 	none := func() error { return nil }
 	if len(s.MCPServers) == 0 {
 		return nil, none, nil
@@ -709,7 +715,8 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 	}
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
-	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
+	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version(),
+		OAuth: MCPOAuth(s, prompt, log)})
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
 	}
