@@ -722,6 +722,10 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 	}
 	all, errs := m.Tools(ctx)
 	for _, err := range errs {
+		if are := (*mcpauth.AuthRequiredError)(nil); errors.As(err, &are) {
+			log.Warn(are.Error() + "; its tools are left out")
+			continue
+		}
 		log.Warn("MCP server unavailable; its tools are left out", "err", err)
 	}
 	taken := map[string]bool{}
