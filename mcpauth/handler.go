@@ -202,7 +202,7 @@ func (h *Handler) usable(ctx context.Context) (*Token, error) {
 		return t, nil
 	}
 	if t.Token.RefreshToken == "" || t.TokenURL == "" {
-		h.log.Info("stored MCP OAuth token expired and cannot be refreshed")
+		h.log.Debug("stored MCP OAuth token expired and cannot be refreshed")
 		return nil, nil
 	}
 	nt, err := h.refresh(ctx, t)
@@ -251,7 +251,7 @@ func (h *Handler) refresh(ctx context.Context, t *Token) (*Token, error) {
 	if err := h.cfg.Store.Save(nt); err != nil {
 		return nil, err
 	}
-	h.log.Info("MCP OAuth token refreshed", "token", nt)
+	h.log.Debug("MCP OAuth token refreshed", "token", nt)
 	return nt, nil
 }
 
@@ -390,7 +390,7 @@ func (h *Handler) flow(ctx context.Context, req *http.Request, resp *http.Respon
 			q.Set("audience", strings.Join(o.Audiences, " "))
 			u.RawQuery = q.Encode()
 		}
-		h.log.Info("waiting for the OAuth redirect", "redirect", cb.redirect)
+		h.log.Debug("waiting for the OAuth redirect", "redirect", cb.redirect)
 		if err := h.cfg.Prompt(ctx, h.cfg.Server, u.String()); err != nil {
 			return nil, err
 		}
@@ -419,7 +419,7 @@ func (h *Handler) flow(ctx context.Context, req *http.Request, resp *http.Respon
 	if saved == nil {
 		return nil, fmt.Errorf("mcp server %q: OAuth authorization obtained no token", h.cfg.Server)
 	}
-	h.log.Info("MCP OAuth token stored", "token", saved, "path", h.cfg.Store.Path(h.cfg.Server))
+	h.log.Debug("MCP OAuth token stored", "token", saved, "path", h.cfg.Store.Path(h.cfg.Server))
 	return saved, nil
 }
 

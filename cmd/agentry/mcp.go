@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -270,4 +271,51 @@ func mcpAuth(ctx context.Context, s *config.Settings, name string, logout bool, 
 	}
 	fmt.Fprintf(io.out, "Authorized %s; token stored in %s%s.\n", name, store.Path(name), until)
 	return 0
+}
+
+// startupPrompt shows an MCP server's authorization URL on stderr until
+// stop, when the terminal UI takes the screen; after that the flow is not
+// walked by itself (the server's error names /mcp auth).
+type startupPrompt struct {
+	w       io.Writer
+	stopped atomic.Bool
+}
+
+func (p *startupPrompt) stop() { p.stopped.Store(true) }
+
+func (p *startupPrompt) prompt(_ context.Context, server, authURL string) error {
+	if p.stopped.Load() {
+		return &mcpauth.AuthRequiredError{Server: server}
+	}
+	_, err := fmt.Fprintf(p.w, "MCP server %q needs authorization.\nOpen this URL in your browser and sign in:\n\n%s\n\nWaiting for the browser to return (5 minutes at most)...\n", server, authURL)
+	return err
+}
+
+// mcpAuthSlash is the interactive terminal's /mcp auth SERVER.
+func mcpAuthSlash(s *config.Settings) func(ctx context.Context, name string, out func(string)) error {
+	return func(ctx context.Context, name string, out func(string)) error {
+		sc, ok := s.MCPServers[name]
+		switch {
+		case !ok:
+			return fmt.Errorf("no MCP server named %q in the settings", name)
+		case sc.Command != "":
+			return fmt.Errorf("mcp server %q is a stdio server; OAuth is for url and httpUrl servers", name)
+		}
+		if err := sc.Validate(name); err != nil {
+			return err
+		}
+		store := mcpauth.NewStore(s.MCPOAuthDir())
+		h, err := compose.MCPAuthHandler(s, store, name, func(_ context.Context, server, authURL string) error {
+			out(fmt.Sprintf("Open this URL in your browser to authorize agentry with %s (Esc cancels):\n%s", server, authURL))
+			return nil
+		}, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Login(ctx); err != nil {
+			return err
+		}
+		out(fmt.Sprintf("Authorized %s; token stored in %s. New conversations (/clear) and sessions use it.", name, store.Path(name)))
+		return nil
+	}
 }
