@@ -205,6 +205,18 @@ func (h *Handler) usable(ctx context.Context) (*Token, error) {
 		h.log.Debug("stored MCP OAuth token expired and cannot be refreshed")
 		return nil, nil
 	}
+	unlock, err := h.cfg.Store.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	// Another session or process may have refreshed it meanwhile.
+	if t, err = h.cfg.Store.Load(h.cfg.Server); err != nil || t == nil {
+		return nil, err
+	}
+	if !expiring(t, h.cfg.Now()) {
+		return t, nil
+	}
 	nt, err := h.refresh(ctx, t)
 	if err != nil {
 		h.log.Warn("refreshing the MCP OAuth token failed; the stored token is deleted", "err", err)

@@ -436,3 +436,41 @@ func TestRoundTripperForTransportsWithoutAnOAuthHook(t *testing.T) {
 		t.Fatalf("second request: %d, browser asked %d times", got, b.count())
 	}
 }
+
+// TestConcurrentRefreshSpendsTheRefreshTokenOnce: sessions sharing the
+// store (several stores on one directory, as processes have) refresh an
+// expired token once; the others use the rotated result.
+func TestConcurrentRefreshSpendsTheRefreshTokenOnce(t *testing.T) {
+	f := newFixture(t, oauthtest.Options{})
+	b := &browser{t: t}
+	if _, err := f.handler(t, nil, b.prompt).Login(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(2 * time.Hour)
+	const n = 4
+	got := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		h, err := mcpauth.New(mcpauth.Config{Server: "secure", URL: f.srv.MCPURL, Store: mcpauth.NewStore(f.store.Dir()), Now: f.clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			tok, err := h.Usable(t.Context())
+			if err != nil || tok == nil {
+				t.Errorf("session %d: %v %v", i, tok, err)
+				return
+			}
+			got[i] = tok.Token.AccessToken
+		})
+	}
+	wg.Wait()
+	if c := f.srv.Counts(); c.Refreshes != 1 {
+		t.Fatalf("%d refreshes, want 1", c.Refreshes)
+	}
+	for i := range got {
+		if got[i] != got[0] {
+			t.Fatalf("sessions got different tokens: %v", got)
+		}
+	}
+}

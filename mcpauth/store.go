@@ -195,6 +195,28 @@ func (s *Store) Delete(server string) (bool, error) {
 	return true, nil
 }
 
+// lock takes the store's lock (flock of .lock in the directory), so that
+// processes and sessions sharing the store refresh a token one at a time:
+// a refresh token rotated by one is not then spent again by another. The
+// returned function releases it.
+func (s *Store) lock() (func(), error) {
+	if err := s.checkDir(true); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(s.dir, ".lock"), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("mcpauth: locking the token store: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("mcpauth: locking the token store: %w", err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
 // checkDir makes sure the directory is a real directory of this user's
 // with mode 0700, creating it (and its parent, 0700) when create is set.
 func (s *Store) checkDir(create bool) error {
