@@ -68,7 +68,9 @@ func TestMCPOAuthInteractive(t *testing.T) {
 		t.Fatalf("server counts after /mcp auth %+v", c)
 	}
 	b, err := os.ReadFile(filepath.Join(e.home, ".agentry", "mcp-oauth", "secure.json"))
-	var stored struct{ Token struct{ AccessToken, RefreshToken string } }
+	var stored struct {
+		Token struct{ AccessToken, RefreshToken string }
+	}
 	if err != nil || json.Unmarshal(b, &stored) != nil || stored.Token.AccessToken == "" {
 		t.Fatalf("token file: %v\n%s", err, b)
 	}
