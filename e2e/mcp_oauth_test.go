@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,10 @@ func TestMCPOAuth(t *testing.T) {
 	}
 	if l := list(); l["token"].(map[string]any)["state"] != "valid" {
 		t.Fatalf("after auth: %v", l)
+	}
+	r = e.run("", "mcp", "list")
+	if !regexp.MustCompile(`(?m)^secure +http +` + regexp.QuoteMeta(srv.MCPURL) + ` +yes +valid until 20\d\d-`).MatchString(r.stdout) || r.code != 0 {
+		t.Fatalf("mcp list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	// A headless run uses the stored token: the tool answers.
