@@ -109,7 +109,7 @@ func TestMCPOAuth(t *testing.T) {
 		t.Fatalf("after auth: %v", l)
 	}
 	r = e.run("", "mcp", "list")
-	if !regexp.MustCompile(`(?m)^secure +http +` + regexp.QuoteMeta(srv.MCPURL) + ` +yes +valid until 20\d\d-`).MatchString(r.stdout) || r.code != 0 {
+	if !regexp.MustCompile(`(?m)^secure +http +`+regexp.QuoteMeta(srv.MCPURL)+` +yes +valid until 20\d\d-`).MatchString(r.stdout) || r.code != 0 {
 		t.Fatalf("mcp list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
