@@ -35,7 +35,8 @@ func TestGeminiUserSettings(t *testing.T) {
 	  "mcpServers": {
 	    "good": {"command": "srv", "args": ["-x"]},
 	    "oauth": {"httpUrl": "https://example.com/mcp", "oauth": {"enabled": true, "scopes": ["read"]}},
-	    "tcp": {"tcp": "127.0.0.1:9"}
+	    "tcp": {"tcp": "127.0.0.1:9"},
+	    "gcp": {"url": "https://x.run.app/mcp", "authProviderType": "google_credentials"}
 	  }
 	}`
 	tests := []struct {
@@ -65,7 +66,8 @@ func TestGeminiUserSettings(t *testing.T) {
 			},
 			warnings: []string{`{gemini}: ignoring gemini-cli settings agentry does not share: general.previewFeatures, general.vimMode, ` +
 				`security.auth, security.folderTrust, telemetry.target, tools.shell.showColor, ui (agentry's own settings go in ~/.agentry/settings.json); ` +
-				`ignoring values agentry cannot use: mcpServers.tcp: unknown field "tcp"`},
+				`ignoring values agentry cannot use: mcpServers.gcp: mcp server "gcp": authProviderType "google_credentials" is not supported by agentry (only "dynamic_discovery"); ` +
+				`mcpServers.tcp: unknown field "tcp"`},
 		},
 		{
 			name:   "agentry's user file wins",
