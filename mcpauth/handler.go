@@ -454,7 +454,7 @@ func (h *Handler) discoveryFlow(ctx context.Context, req *http.Request, resp *ht
 		},
 	}
 	if o.ClientID != "" {
-		cc := &oauthex.ClientCredentials{ClientID: o.ClientID}
+		cc := &oauthex.ClientCredentials{ClientID: o.ClientID, Issuer: o.Issuer}
 		if o.ClientSecret != "" {
 			cc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
 		}
