@@ -474,3 +474,20 @@ func TestConcurrentRefreshSpendsTheRefreshTokenOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestConfiguredIssuerMismatchIsRefused(t *testing.T) {
+	f := newFixture(t, oauthtest.Options{NoDCR: true, Clients: map[string]string{"c": ""}})
+	for name, o := range map[string]*config.MCPOAuthSettings{
+		"discovery":  {ClientID: "c", Issuer: "https://other.example"},
+		"configured": {ClientID: "c", Issuer: "https://other.example", AuthorizationURL: f.srv.URL + "/authorize", TokenURL: f.srv.URL + "/token"},
+	} {
+		b := &browser{t: t}
+		_, err := f.handler(t, o, b.prompt).Login(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "does not match") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if tok, _ := f.store.Load("secure"); tok != nil {
+		t.Fatal("a token was stored")
+	}
+}
