@@ -30,14 +30,14 @@ const mcpProbeTimeout = 5 * time.Second
 
 // mcpListing is one server in `mcp list --json`.
 type mcpListing struct {
-	Name      string         `json:"name"`
-	Transport string         `json:"transport"`
-	URL       string         `json:"url,omitempty"`
-	Command   string         `json:"command,omitempty"`
-	NeedsAuth string         `json:"needsAuth"` // yes, no, unknown
-	Why       string         `json:"why,omitempty"`
-	Token     mcpauth.Status `json:"token"`
-	Error     string         `json:"error,omitempty"`
+	Name      string          `json:"name"`
+	Transport string          `json:"transport"`
+	URL       string          `json:"url,omitempty"`
+	Command   string          `json:"command,omitempty"`
+	NeedsAuth string          `json:"needsAuth"` // yes, no, unknown
+	Why       string          `json:"why,omitempty"`
+	Token     *mcpauth.Status `json:"token,omitempty"` // nil for stdio servers
+	Error     string          `json:"error,omitempty"`
 }
 
 // newMCPCommand is `agentry mcp list` and `agentry mcp auth NAME`.
@@ -141,7 +141,10 @@ authorization server).`,
 }
 
 // tokenText is the TOKEN column.
-func tokenText(st mcpauth.Status) string {
+func tokenText(st *mcpauth.Status) string {
+	if st == nil {
+		return "-"
+	}
 	switch st.State {
 	case mcpauth.StateValid:
 		if st.Expires.IsZero() {
@@ -174,7 +177,8 @@ func mcpList(ctx context.Context, s *config.Settings, probe bool, now time.Time)
 			l.Transport, l.URL, l.NeedsAuth = "stdio", "", "no"
 			l.Command = strings.Join(append([]string{sc.Command}, sc.Args...), " ")
 		} else {
-			l.Token = store.Status(name, now)
+			st := store.Status(name, now)
+			l.Token = &st
 			switch {
 			case sc.OAuth != nil || sc.AuthProviderType != "":
 				l.NeedsAuth, l.Why = "yes", "oauth is configured"
