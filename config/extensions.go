@@ -98,6 +98,14 @@ type MCPServerSettings struct {
 	// Headers are sent with every HTTP request; values may refer to
 	// environment variables like Env's.
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth configures OAuth for an HTTP server (gemini-cli's
+	// mcpServers.<name>.oauth); see MCPOAuthSettings.
+	OAuth *MCPOAuthSettings `json:"oauth,omitempty"`
+	// AuthProviderType is gemini-cli's authProviderType. Only
+	// "dynamic_discovery" (OAuth discovered from the server, the default)
+	// is supported; Google credentials and service-account impersonation
+	// are refused.
+	AuthProviderType string `json:"authProviderType,omitempty"`
 	// Timeout is the per-call timeout in milliseconds; zero means 10
 	// minutes (gemini-cli's MCP_DEFAULT_TIMEOUT_MSEC). It also bounds connecting and listing tools, but
 	// never to less than 30 seconds.
@@ -112,15 +120,6 @@ type MCPServerSettings struct {
 	Trust bool `json:"trust,omitempty"`
 	// Description is a human description of the server.
 	Description string `json:"description,omitempty"`
-
-	// OAuth configures OAuth for an HTTP server (gemini-cli's
-	// mcpServers.<name>.oauth); see MCPOAuthSettings.
-	OAuth *MCPOAuthSettings `json:"oauth,omitempty"`
-	// AuthProviderType is gemini-cli's authProviderType. Only
-	// "dynamic_discovery" (OAuth discovered from the server, the default)
-	// is supported; Google credentials and service-account impersonation
-	// are refused.
-	AuthProviderType string `json:"authProviderType,omitempty"`
 }
 
 // Validate reports whether c names exactly one transport and has sane

@@ -90,16 +90,16 @@ type Config struct {
 	// process's whole environment: a reference is the user's own choice
 	// of what to pass.
 	ExpandEnv []string
+	// OAuth, when set, returns the OAuth handler of an HTTP server
+	// (package mcpauth's), asked at each connection; nil, or a nil
+	// result, means the server's requests carry no token. See auth.go.
+	OAuth OAuthFunc
 	// Logger receives connection events and servers' stderr (at debug
 	// level); nil means slog.Default().
 	Logger *slog.Logger
 	// ClientName and ClientVersion identify agentry to servers; empty
 	// means "agentry" and "dev".
 	ClientName, ClientVersion string
-	// OAuth, when set, returns the OAuth handler of an HTTP server
-	// (package mcpauth's), asked at each connection; nil, or a nil
-	// result, means the server's requests carry no token. See auth.go.
-	OAuth OAuthFunc
 }
 
 // validate checks every server, joining the errors so a user sees them all.

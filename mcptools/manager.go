@@ -39,6 +39,7 @@ const stdioGrace = 2 * time.Second
 // are safe for concurrent use.
 type Manager struct {
 	log     *slog.Logger
+	oauth   OAuthFunc
 	names   []string // sorted, so tool naming is deterministic
 	servers map[string]*server
 
@@ -47,8 +48,6 @@ type Manager struct {
 	// waits for outgoing calls).
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-
-	oauth OAuthFunc // see auth.go
 
 	closeOnce sync.Once
 	closeErr  error
