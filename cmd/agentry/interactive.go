@@ -247,9 +247,9 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	reg, err := commands.New(commands.Config{
 		Memory:    memory{&workspaceSettings{base: settings, cache: map[string]*config.Settings{settings.Workspace: settings}}},
 		Workspace: settings.Workspace,
+		MCPAuth:   mcpAuthSlash(settings),
 		ReloadAll: func(context.Context) error { return cur.get().ReloadMemory() },
 		Extra:     []commands.Command{ideCmd.command()},
-		MCPAuth:   mcpAuthSlash(settings),
 	})
 	if err != nil {
 		return p.fail(err)
