@@ -58,9 +58,15 @@ type AuthRequiredError struct {
 	Server string
 	// Rejected is set when the server refused the stored token.
 	Rejected bool
+	// InsufficientScope is set when the server answered 403 with
+	// error="insufficient_scope": the stored token is kept.
+	InsufficientScope bool
 }
 
 func (e *AuthRequiredError) Error() string {
+	if e.InsufficientScope {
+		return fmt.Sprintf("mcp server %q needs a token with more OAuth scopes; run \"agentry mcp auth %s\" to authorize again", e.Server, e.Server)
+	}
 	if e.Rejected {
 		return fmt.Sprintf("mcp server %q rejected its stored OAuth token; run \"agentry mcp auth %s\" to authorize again", e.Server, e.Server)
 	}
@@ -318,8 +324,10 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.mu.Unlock()
 		return err
 	}
-	rejected := false
+	rejected, scope := false, resp.StatusCode == http.StatusForbidden
 	switch {
+	case scope:
+		// insufficient_scope: the token stays; a new flow may widen it.
 	case stored != nil && sent != "" && stored.Token.AccessToken == sent:
 		h.log.Warn("MCP server refused the stored OAuth token; it is deleted")
 		if _, err := h.cfg.Store.Delete(h.cfg.Server); err != nil {
@@ -336,7 +344,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	h.mu.Unlock()
 
 	if h.cfg.Prompt == nil || !(h.cfg.OAuth.Enabled || rejected) {
-		return &AuthRequiredError{Server: h.cfg.Server, Rejected: rejected}
+		return &AuthRequiredError{Server: h.cfg.Server, Rejected: rejected && !scope, InsufficientScope: scope}
 	}
 	_, err = h.flow(ctx, req, resp)
 	return err

@@ -491,3 +491,22 @@ func TestConfiguredIssuerMismatchIsRefused(t *testing.T) {
 		t.Fatal("a token was stored")
 	}
 }
+
+// TestForbiddenKeepsTheToken: a 403 insufficient_scope is not a refused
+// token: headless, the error says more scopes are needed, and the token
+// stays stored.
+func TestForbiddenKeepsTheToken(t *testing.T) {
+	f := newFixture(t, oauthtest.Options{RequireScopes: []string{"admin"}})
+	b := &browser{t: t}
+	if _, err := f.handler(t, nil, b.prompt).Login(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := call(t, f.srv.MCPURL, f.handler(t, nil, nil))
+	var are *mcpauth.AuthRequiredError
+	if !errors.As(err, &are) || !are.InsufficientScope || are.Rejected || !strings.Contains(err.Error(), "needs a token with more OAuth scopes") {
+		t.Fatalf("got %v, want the insufficient scope", err)
+	}
+	if tok, _ := f.store.Load("secure"); tok == nil {
+		t.Fatal("the token was deleted on a 403")
+	}
+}

@@ -49,6 +49,9 @@ type Options struct {
 	Now func() time.Time
 	// WrongState makes /authorize send back another state than it got.
 	WrongState bool
+	// RequireScopes are scopes the MCP endpoint requires; the tokens
+	// carry none, so every authorized request is answered 403.
+	RequireScopes []string
 }
 
 // Server is the MCP server and its authorization server.
@@ -111,9 +114,10 @@ func New(t testing.TB, opts Options) *Server {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ToolAnswer}}}, nil, nil
 		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms }, nil)
-	mux.Handle("/mcp", auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
+	mux.Handle("/mcp", insufficientScope(auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{
 		ResourceMetadataURL: s.URL + "/.well-known/oauth-protected-resource/mcp",
-	})(h))
+		Scopes:              opts.RequireScopes,
+	})(h)))
 	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource: s.MCPURL, AuthorizationServers: []string{s.URL},
 	}))
@@ -350,4 +354,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(v)
+}
+
+// insufficientScope adds RFC 6750's error="insufficient_scope" to the
+// middleware's 403 challenges, which it leaves out.
+func insufficientScope(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(scopeWriter{w}, r)
+	})
+}
+
+type scopeWriter struct{ http.ResponseWriter }
+
+func (w scopeWriter) WriteHeader(code int) {
+	if c := w.Header().Get("WWW-Authenticate"); code == http.StatusForbidden && c != "" {
+		w.Header().Set("WWW-Authenticate", c+`, error="insufficient_scope"`)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w scopeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
