@@ -2,6 +2,7 @@ package compose
 
 import (
 	"log/slog"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -11,11 +12,20 @@ import (
 )
 
 // MCPOAuth returns the OAuth hook of the settings' HTTP MCP servers: each
-// gets a mcpauth.Handler over the token store in s.MCPOAuthDir(), with
+// gets one mcpauth.Handler over the token store in s.MCPOAuthDir(), with
 // prompt (nil when no one can open a browser).
 func MCPOAuth(s *config.Settings, prompt mcpauth.Prompt, log *slog.Logger) mcptools.OAuthFunc {
 	store := mcpauth.NewStore(s.MCPOAuthDir())
+	// One handler per server for the Manager's life, so that a
+	// reconnection knows the server had a token.
+	var mu sync.Mutex
+	handlers := map[string]*mcpauth.Handler{}
 	return func(name string) auth.OAuthHandler {
+		mu.Lock()
+		defer mu.Unlock()
+		if h := handlers[name]; h != nil {
+			return h
+		}
 		h, err := MCPAuthHandler(s, store, name, prompt, log)
 		if err != nil {
 			if log == nil {
@@ -24,6 +34,7 @@ func MCPOAuth(s *config.Settings, prompt mcpauth.Prompt, log *slog.Logger) mcpto
 			log.Warn("MCP OAuth unavailable", "mcp_server", name, "err", err)
 			return nil
 		}
+		handlers[name] = h
 		return h
 	}
 }
