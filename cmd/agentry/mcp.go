@@ -163,7 +163,7 @@ func mcpList(ctx context.Context, s *config.Settings, probe bool, now time.Time)
 	store := mcpauth.NewStore(s.MCPOAuthDir())
 	names := slices.Sorted(maps.Keys(s.MCPServers))
 	out := make([]mcpListing, len(names))
-	var wg sync.WaitGroup
+	var probes []int // indexes of the servers to ask
 	for i, name := range names {
 		sc := s.MCPServers[name]
 		l := mcpListing{Name: name, Transport: "http", URL: sc.HTTPURL, NeedsAuth: "unknown"}
@@ -185,10 +185,16 @@ func mcpList(ctx context.Context, s *config.Settings, probe bool, now time.Time)
 			case l.Token.State != mcpauth.StateNone:
 				l.NeedsAuth, l.Why = "yes", "a token is stored"
 			case probe && l.URL != "":
-				wg.Go(func() { out[i].NeedsAuth, out[i].Why = probeAuth(ctx, l.URL, sc.Headers) })
+				probes = append(probes, i)
 			}
 		}
 		out[i] = l
+	}
+	var wg sync.WaitGroup
+	for _, i := range probes {
+		wg.Go(func() {
+			out[i].NeedsAuth, out[i].Why = probeAuth(ctx, out[i].URL, s.MCPServers[out[i].Name].Headers)
+		})
 	}
 	wg.Wait()
 	return out
