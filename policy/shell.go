@@ -60,12 +60,24 @@ func parseCommandDetails(command string) parsedCommand {
 	add := func(name string, start, end int) {
 		out.details = append(out.details, cmdDetail{name: name, text: strings.TrimSpace(command[start:end]), start: start})
 	}
+	// tree-sitter-bash puts a herestring after the arguments inside the
+	// command: its text runs to the herestring's end.
+	ends := map[*syntax.CallExpr]int{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
+		case *syntax.Stmt:
+			if call, ok := x.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+				for _, r := range x.Redirs {
+					if r.Op == syntax.WordHdoc && r.Pos().Offset() > call.Pos().Offset() && int(r.End().Offset()) > ends[call] {
+						ends[call] = int(r.End().Offset())
+					}
+				}
+			}
 		case *syntax.CallExpr:
 			if len(x.Args) > 0 {
 				w := x.Args[0]
-				add(normalizeCommandName(command[w.Pos().Offset():w.End().Offset()]), int(x.Pos().Offset()), int(x.End().Offset()))
+				end := max(int(x.End().Offset()), ends[x])
+				add(normalizeCommandName(command[w.Pos().Offset():w.End().Offset()]), int(x.Pos().Offset()), end)
 			}
 		case *syntax.DeclClause:
 			add(x.Variant.Value, int(x.Pos().Offset()), int(x.End().Offset()))
