@@ -24,6 +24,7 @@ type Engine struct {
 type compiled struct {
 	rule      Rule
 	re        *regexp.Regexp
+	litPrefix string // a literal every match of re contains
 	modes     uint8 // bit set of modes; 0: every mode
 	nameKind  uint8
 	mcpServer string // nameMCPServer: the server of mcp_<srv>_*
@@ -124,6 +125,7 @@ func compileRule(r Rule) (compiled, error) {
 			return compiled{}, fmt.Errorf("%w: argsPattern: %w. Rule source: %s", ErrInvalidRule, err, src)
 		}
 		c.re = re
+		c.litPrefix, _ = re.LiteralPrefix()
 	}
 	switch {
 	case r.ToolName == "*":
@@ -375,7 +377,14 @@ func (x *checkCtx) matches(c *compiled, names []string, args map[string]any, aj 
 		}
 	}
 	if c.re != nil {
-		if args == nil || !c.re.MatchString(aj.get()) {
+		if args == nil {
+			return false
+		}
+		j := aj.get()
+		if c.litPrefix != "" && !strings.Contains(j, c.litPrefix) {
+			return false
+		}
+		if !c.re.MatchString(j) {
 			return false
 		}
 	}
@@ -412,16 +421,21 @@ func (x *checkCtx) nameMatch(c *compiled, name string) bool {
 	if c.shortFull != "" && name == c.shortFull {
 		return true
 	}
-	return c.ruleIsMCP && c.rule.ToolName == formatMCPToolNameCmp(x.server, name)
+	return c.ruleIsMCP && isMCPFullName(c.rule.ToolName, x.server, name)
 }
 
-// formatMCPToolNameCmp is formatMCPToolName for a comparison; it allocates
-// only when the server is not "*".
-func formatMCPToolNameCmp(server, tool string) string {
+// isMCPFullName reports whether full == formatMCPToolName(server, tool),
+// without building it.
+func isMCPFullName(full, server, tool string) bool {
 	if server == "*" || tool == "" || tool == "*" {
-		return formatMCPToolName(server, tool)
+		return full == formatMCPToolName(server, tool)
 	}
-	return mcpToolPrefix + server + "_" + tool
+	rest, ok := strings.CutPrefix(full, mcpToolPrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, server)
+	return ok && len(rest) == len(tool)+1 && rest[0] == '_' && rest[1:] == tool
 }
 
 // jsStrictEqual is JavaScript's === for annotation values: primitives by
@@ -627,12 +641,26 @@ func isEditTool(names []string) bool {
 		if n == "replace" || n == "write_file" {
 			return true
 		}
-		for _, t := range strings.FieldsFunc(strings.ToLower(n), func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
-		}) {
-			if editKeywords[t] {
+		// The lower-cased name split at every character that is not a
+		// letter or digit (an upper-case ASCII letter is lowered, so it
+		// does not split).
+		start := -1
+		for i := 0; i <= len(n); i++ {
+			alnum := false
+			if i < len(n) {
+				c := n[i]
+				alnum = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+			}
+			if alnum {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 && i-start <= 7 && editKeywords[strings.ToLower(n[start:i])] {
 				return true
 			}
+			start = -1
 		}
 	}
 	return false

@@ -52,7 +52,10 @@ func parseCommandDetails(command string) parsedCommand {
 	if strings.TrimSpace(command) == "" {
 		return parsedCommand{hasError: true}
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if d, ok := simpleCommand(command); ok {
+		return parsedCommand{details: []cmdDetail{d}}
+	}
+	f, err := parseBash(command)
 	if err != nil {
 		return parsedCommand{hasError: true}
 	}
@@ -122,6 +125,39 @@ func parseCommandDetails(command string) parsedCommand {
 	return out
 }
 
+func parseBash(command string) (*syntax.File, error) {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+}
+
+// bashReserved are the words that start something other than a simple
+// command in bash.
+var bashReserved = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "fi": true, "for": true,
+	"in": true, "do": true, "done": true, "while": true, "until": true, "case": true, "esac": true, "select": true,
+	"function": true, "time": true, "coproc": true, "{": true, "}": true, "!": true}
+
+// simpleCommand is the parse of a line that is one simple command of plain
+// words (letters, digits and -_./,:@%+, no assignment, no reserved word):
+// what the full parse would find, without it.
+func simpleCommand(command string) (cmdDetail, bool) {
+	for i := 0; i < len(command); i++ {
+		c := command[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' || c == '\t' ||
+			c == '-' || c == '_' || c == '.' || c == '/' || c == ',' || c == ':' || c == '@' || c == '%' || c == '+') {
+			return cmdDetail{}, false
+		}
+	}
+	text := strings.Trim(command, " \t")
+	end := strings.IndexAny(text, " \t")
+	if end < 0 {
+		end = len(text)
+	}
+	name := text[:end]
+	if bashReserved[name] {
+		return cmdDetail{}, false
+	}
+	return cmdDetail{name: name, text: text, start: len(command) - len(strings.TrimLeft(command, " \t"))}, true
+}
+
 // normalizeCommandName strips the quotes around a command name.
 func normalizeCommandName(raw string) string {
 	if len(raw) >= 2 {
@@ -140,7 +176,7 @@ func hasRedirection(command string) bool {
 	if !strings.ContainsAny(command, "<>") {
 		return false
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	f, err := parseBash(command)
 	if err != nil {
 		return true
 	}
