@@ -25,7 +25,7 @@ type compiled struct {
 	rule      Rule
 	re        *regexp.Regexp
 	litPrefix string // a literal every match of re contains
-	modes     uint8 // bit set of modes; 0: every mode
+	modes     uint8  // bit set of modes; 0: every mode
 	nameKind  uint8
 	mcpServer string // nameMCPServer: the server of mcp_<srv>_*
 	mcpPrefix string // nameMCPServer: "mcp_<srv>_"
