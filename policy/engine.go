@@ -115,6 +115,9 @@ func compileRule(r Rule) (compiled, error) {
 		return compiled{}, fmt.Errorf("%w: decision %v. Rule source: %s", ErrInvalidRule, r.Decision, src)
 	}
 	r.Modes = slices.Clone(r.Modes)
+	if r.CommandPrefix != "" && r.ArgsPattern == "" {
+		r.ArgsPattern = CommandPrefixPattern(r.CommandPrefix)
+	}
 	c := compiled{rule: r}
 	for _, m := range r.Modes {
 		c.modes |= modeBit(m)

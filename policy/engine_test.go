@@ -210,3 +210,18 @@ func TestConcurrentCheckAndAdd(t *testing.T) {
 		t.Errorf("added rule: %s", got)
 	}
 }
+
+func TestCommandPrefixOnly(t *testing.T) {
+	e, err := New([]Rule{{ToolName: "run_shell_command", CommandPrefix: "git", Decision: Allow, Priority: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := e.Rules()[0].ArgsPattern; p != CommandPrefixPattern("git") {
+		t.Errorf("ArgsPattern %q", p)
+	}
+	for cmd, want := range map[string]Decision{"git status": Allow, "npm test": AskUser} {
+		if got := e.Check(Call{Tool: "run_shell_command", Args: map[string]any{"command": cmd}, Interactive: true, Trusted: true}).Decision; got != want {
+			t.Errorf("%q: %s, want %s", cmd, got, want)
+		}
+	}
+}

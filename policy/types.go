@@ -131,7 +131,8 @@ type Rule struct {
 	// arguments JSON.
 	ArgsPattern string
 	// CommandPrefix is set when the rule came from commandPrefix (kept for
-	// saving); ArgsPattern then holds its regular expression.
+	// saving); ArgsPattern then holds its regular expression (New builds it
+	// when ArgsPattern is empty).
 	CommandPrefix string
 	// Decision is what the rule decides.
 	Decision Decision
