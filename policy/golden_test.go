@@ -2,9 +2,11 @@ package policy
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -266,5 +268,56 @@ func TestGoldenCurrent(t *testing.T) {
 	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("golden.json is stale (-checked in +regenerated); regenerate with node testdata/gemini/gen.mjs %s testdata/gemini/golden.json:\n%s", bundle, diff)
+	}
+}
+
+func TestGoldenShellParse(t *testing.T) {
+	var g struct {
+		ShellParse []struct {
+			Line    string `json:"line"`
+			Details []struct {
+				Name  string `json:"name"`
+				Text  string `json:"text"`
+				Start int    `json:"start"`
+			} `json:"details"`
+			HasError  bool     `json:"hasError"`
+			Roots     []string `json:"roots"`
+			Redirects bool     `json:"redirects"`
+			Stripped  string   `json:"stripped"`
+		} `json:"shellParse"`
+	}
+	data, err := os.ReadFile("testdata/gemini/golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g.ShellParse {
+		p := parseCommandDetails(c.Line)
+		if p.hasError != c.HasError {
+			t.Errorf("%q: hasError %v, tree-sitter %v", c.Line, p.hasError, c.HasError)
+		}
+		if !c.HasError {
+			var got, want []string
+			for _, d := range p.details {
+				got = append(got, fmt.Sprintf("%s|%s|%d", d.name, d.text, d.start))
+			}
+			for _, d := range c.Details {
+				want = append(want, fmt.Sprintf("%s|%s|%d", d.Name, d.Text, d.Start))
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%q: details\n got %q\nwant %q", c.Line, got, want)
+			}
+		}
+		if roots := commandRoots(c.Line); !slices.Equal(roots, c.Roots) && !(len(roots) == 0 && len(c.Roots) == 0) {
+			t.Errorf("%q: roots %q, want %q", c.Line, roots, c.Roots)
+		}
+		if r := hasRedirection(c.Line); r != c.Redirects {
+			t.Errorf("%q: redirects %v, want %v", c.Line, r, c.Redirects)
+		}
+		if s := stripShellWrapper(c.Line); s != c.Stripped {
+			t.Errorf("%q: stripped %q, want %q", c.Line, s, c.Stripped)
+		}
 	}
 }

@@ -66,6 +66,15 @@ func parseCommandDetails(command string) parsedCommand {
 	// tree-sitter-bash puts a herestring after the arguments inside the
 	// command: its text runs to the herestring's end.
 	ends := map[*syntax.CallExpr]int{}
+	skip := map[*syntax.CallExpr]bool{}
+	skipCallOf := func(st *syntax.Stmt) {
+		if st == nil {
+			return
+		}
+		if call, ok := st.Cmd.(*syntax.CallExpr); ok {
+			skip[call] = true
+		}
+	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.Stmt:
@@ -77,7 +86,7 @@ func parseCommandDetails(command string) parsedCommand {
 				}
 			}
 		case *syntax.CallExpr:
-			if len(x.Args) > 0 {
+			if len(x.Args) > 0 && !skip[x] {
 				w := x.Args[0]
 				end := max(int(x.End().Offset()), ends[x])
 				add(normalizeCommandName(command[w.Pos().Offset():w.End().Offset()]), int(x.Pos().Offset()), end)
@@ -96,17 +105,19 @@ func parseCommandDetails(command string) parsedCommand {
 			case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
 				name = nameRedirIn
 			}
-			end := x.End()
-			if x.Hdoc != nil && x.Word != nil {
-				end = x.Word.End()
-			}
-			add(name, int(x.Pos().Offset()), int(end.Offset()))
-		case *syntax.CmdSubst:
-			name := nameCmdSubst
-			if x.Backquotes {
-				name = nameBacktick
-			}
 			add(name, int(x.Pos().Offset()), int(x.End().Offset()))
+		case *syntax.CmdSubst:
+			// tree-sitter-bash parses `…` as a command substitution too.
+			add(nameCmdSubst, int(x.Pos().Offset()), int(x.End().Offset()))
+		case *syntax.TimeClause:
+			// tree-sitter-bash reads "time cmd args" as the command time.
+			add("time", int(x.Pos().Offset()), int(x.End().Offset()))
+			skipCallOf(x.Stmt)
+		case *syntax.CoprocClause:
+			add("coproc", int(x.Pos().Offset()), int(x.End().Offset()))
+			skipCallOf(x.Stmt)
+		case *syntax.ArithmCmd:
+			add("((", int(x.Pos().Offset()), int(x.End().Offset()))
 		case *syntax.ProcSubst:
 			add(nameProcSubst, int(x.Pos().Offset()), int(x.End().Offset()))
 		case *syntax.Subshell:

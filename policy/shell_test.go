@@ -141,7 +141,7 @@ func TestParseCommandDetails(t *testing.T) {
 		{"(cd x)", []d{{nameSubshell, "(cd x)"}, {"cd", "cd x"}}, false},
 		{"grep a <<< b", []d{{"grep", "grep a <<< b"}, {nameHerestring, "<<< b"}}, false},
 		{"cat <(ls)", []d{{"cat", "cat <(ls)"}, {nameProcSubst, "<(ls)"}, {"ls", "ls"}}, false},
-		{"echo `id`", []d{{"echo", "echo `id`"}, {nameBacktick, "`id`"}, {"id", "id"}}, false},
+		{"echo `id`", []d{{"echo", "echo `id`"}, {nameCmdSubst, "`id`"}, {"id", "id"}}, false},
 		{"A=1", nil, true},
 		{"echo 'x", nil, true},
 		{"echo ${x@P}", []d{{"echo", "echo ${x@P}"}}, true},

@@ -413,5 +413,27 @@ const regex = regexCases.map(([pattern, subjects]) => {
   return { pattern, valid: ok, safe: ok ? m.isSafeRegExp?.(pattern) ?? null : null, matches: ok ? subjects.map((s) => ({ s, match: re.test(s) })) : [] };
 });
 
-fs.writeFileSync(outFile, JSON.stringify({ generator: 'gemini-cli ' + JSON.parse(fs.readFileSync(path.join(bundle, '..', 'package.json'), 'utf8')).version, workspace: WORKSPACE, parse, engine: engineCases, stable, regex }, null, 1) + '\n');
+// ---- shell parsing: tree-sitter-bash's view of command lines
+const parseLines = [
+  ...commands, 'a | b | c', 'a && (b || c); d &', 'if true; then ls; fi', 'while read l; do echo $l; done < f',
+  'case $x in a) ls;; esac', 'f() { rm -rf x; }; f', 'x=$(ls -la | wc -l)', 'echo "$(whoami)"', "echo '$(whoami)'",
+  'ls # comment', 'sudo -u bob ls', 'time ls -la', '! ls', 'ls &>/dev/null', 'ls 1>&2', 'cat > f <<EOF\nx\nEOF',
+  'A=1 B=2', 'declare -x A=1', 'local a', 'unset A', '[ -f x ]', 'echo $((1 + 2))', '((i++))', 'ls \\\n -la',
+  'echo "a" "b c"', 'coproc ls', 'git status && git diff | head', "bash -c 'ls; ls'", 'exec ls', 'eval "rm -rf x"',
+  'ls;', ';;', 'ls |', '&& ls', 'echo $(', 'echo }', 'echo {a,b}', 'echo ~/x', 'diff <(ls a) <(ls b)', 'ls -la   ',
+];
+const shellParse = [];
+for (const line of parseLines) {
+  const p = await quiet(() => m.parseCommandDetails(line));
+  shellParse.push({
+    line,
+    details: p ? p.details.map((d) => ({ name: d.name, text: d.text, start: d.startIndex })) : null,
+    hasError: p ? p.hasError : true,
+    roots: await quiet(() => m.getCommandRoots(line)),
+    redirects: await quiet(() => m.hasRedirection(line)),
+    stripped: m.stripShellWrapper(line),
+  });
+}
+
+fs.writeFileSync(outFile, JSON.stringify({ generator: 'gemini-cli ' + JSON.parse(fs.readFileSync(path.join(bundle, '..', 'package.json'), 'utf8')).version, workspace: WORKSPACE, parse, engine: engineCases, stable, regex, shellParse }, null, 1) + '\n');
 fs.rmSync(tmp, { recursive: true, force: true });
