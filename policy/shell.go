@@ -116,6 +116,8 @@ func parseCommandDetails(command string) parsedCommand {
 		case *syntax.CoprocClause:
 			add("coproc", int(x.Pos().Offset()), int(x.End().Offset()))
 			skipCallOf(x.Stmt)
+		case *syntax.LetClause:
+			add("let", int(x.Pos().Offset()), int(x.End().Offset()))
 		case *syntax.ArithmCmd:
 			add("((", int(x.Pos().Offset()), int(x.End().Offset()))
 		case *syntax.ProcSubst:

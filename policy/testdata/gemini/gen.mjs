@@ -349,6 +349,15 @@ const commands = [
   'npm test', 'npm test && git push', 'npm testing', 'FOO=1 git status', 'env git status', 'cd ..', 'cd /tmp', 'echo "unterminated',
   'echo ${x@P}', 'ln -s a b', 'for f in *.go; do cat $f; done', 'head -n 5 file | tail -1', 'which go', 'true || false',
   'git status; ls', 'echo `whoami`', 'cat <(ls)', 'export A=1', '[[ -f x ]] && ls', 'ls -la ', '', 'git status > log.txt',
+  'ls > f 2>&1', 'echo hi | tee out', 'cd x && ls | grep y > z', 'sudo git push', '"git" status', "'rm' -rf x", 'echo "a;b"',
+  'echo a\\;b', 'nohup ls &', 'ls && { rm x; }', '[[ $a == b ]] || rm x', 'for ((i=0;i<3;i++)); do ls; done',
+  'until false; do ls; done', "echo $'a\\nb'", 'printf \'%s\' "$(cat x)"', 'x=(a b)', 'let i=1', 'echo ${a:-$(rm x)}',
+  'echo "${a}"', 'cat file | xargs rm', "git log --format='%H'", 'npm run build -- --watch', 'python -c "print(1)"',
+  "node -e 'console.log(1)'", 'echo ok > /dev/null 2>&1 &', 'ls\nrm x', '  ls  &&  rm  x  ', "echo 'a'\"b\"c", '${CMD} arg',
+  '$(which ls) -la', 'env -i ls', 'command ls', 'exec 3>&1', "trap 'rm x' EXIT", 'set -e; ls', 'source ./x.sh',
+  'function f { ls; }', 'ls 2> >(tee err)', 'git -C sub status', 'git --no-pager log', 'grep -r foo .', 'grep -f ../pats x',
+  'cat -n ./a', 'ls -la ~', 'head -c 10 $HOME/x', 'wc -l < f', 'sed -n 1,5p a.txt', 'find / -name x', 'git branch --list',
+  'git show HEAD~1', 'cat a b c | sort | uniq -c', 'echo hi && echo bye', 'rm -r x', 'sudo ls', 'tail -f log',
 ];
 const prefixRules = { tier: 4, toml: `
 [[rule]]
