@@ -321,3 +321,100 @@ func TestGoldenShellParse(t *testing.T) {
 		}
 	}
 }
+
+// TestGoldenSaved: an auto-saved.toml written by gemini-cli's policy
+// updater loads into agentry's engine, agentry's Saver updates it in place
+// (keeping its entries), and agentry's own file for the same answers
+// loads into the same rules — except the path rule, whose "\\0" anchors
+// (gemini-cli's defect) never match while agentry's do.
+func TestGoldenSaved(t *testing.T) {
+	var g struct {
+		Saved struct {
+			File string `json:"file"`
+		} `json:"saved"`
+	}
+	data, err := os.ReadFile("testdata/gemini/golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	theirs := filepath.Join(dir, "gemini", "auto-saved.toml")
+	if err := os.MkdirAll(filepath.Dir(theirs), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(theirs, []byte(g.Saved.File), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	load := func(p string) []Rule {
+		t.Helper()
+		rules, errs := LoadPaths([]string{p}, TierUser)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		return rules
+	}
+	geminiRules := load(theirs)
+
+	// The same answers through AlwaysRules and a Saver.
+	ours := NewSaver(filepath.Join(dir, "agentry", "auto-saved.toml"))
+	save := func(s *Saver, c Call) {
+		t.Helper()
+		r, _, err := AlwaysRules(c, ProceedAlwaysAndSave)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shellCall := Call{Tool: "run_shell_command", Args: map[string]any{"command": "git status && npm test > x"}, Mode: ModeDefault}
+	save(ours, shellCall)
+	save(ours, Call{Tool: "read_file", Args: map[string]any{"file_path": "src/a.go"}, Mode: ModeDefault})
+	save(ours, Call{Tool: "query", Server: "db", ServerTool: "query", Mode: ModeAutoEdit})
+	save(ours, Call{Tool: "web_fetch", Args: map[string]any{}, Mode: ModePlan})
+	shellCall.Mode = ModeYolo
+	save(ours, shellCall)
+	agentryRules := load(ours.Path())
+
+	key := func(r Rule) string {
+		p := r.ArgsPattern
+		if r.ToolName == "read_file" {
+			p = "<path>"
+		}
+		return fmt.Sprintf("%s|%s|%s|%s|%v|%v|%.3f|%s", r.ToolName, r.MCPName, r.CommandPrefix, p, r.Modes, r.AllowRedirection, r.Priority, r.Decision)
+	}
+	var a, b []string
+	for _, r := range geminiRules {
+		a = append(a, key(r))
+	}
+	for _, r := range agentryRules {
+		b = append(b, key(r))
+	}
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Errorf("rules (-gemini-cli's file +agentry's):\n%s", diff)
+	}
+	read := Call{Tool: "read_file", Args: map[string]any{"file_path": "src/a.go"}, Mode: ModeDefault, Interactive: true}
+	for name, rules := range map[string][]Rule{"gemini-cli": geminiRules, "agentry": agentryRules} {
+		e, err := New(rules)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := e.Check(read)
+		if matched := r.Rule != nil; matched != (name == "agentry") {
+			t.Errorf("%s's saved read_file rule matched=%v", name, matched)
+		}
+	}
+
+	// agentry's Saver on gemini-cli's file: the shell entry updated, nothing lost.
+	save(NewSaver(theirs), Call{Tool: "run_shell_command", Args: map[string]any{"command": "git log | npm x"}, Mode: ModeAutoEdit})
+	after := load(theirs)
+	if len(after) != len(geminiRules) {
+		t.Fatalf("%d rules after agentry's save, %d before", len(after), len(geminiRules))
+	}
+	if !slices.Equal(after[0].Modes, []Mode{ModeAutoEdit, ModeYolo}) || !after[0].AllowRedirection {
+		t.Errorf("updated shell rule %+v", after[0])
+	}
+}

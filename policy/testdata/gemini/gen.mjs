@@ -444,5 +444,26 @@ for (const line of parseLines) {
   });
 }
 
-fs.writeFileSync(outFile, JSON.stringify({ generator: 'gemini-cli ' + JSON.parse(fs.readFileSync(path.join(bundle, '..', 'package.json'), 'utf8')).version, workspace: WORKSPACE, parse, engine: engineCases, stable, regex, shellParse }, null, 1) + '\n');
+// ---- auto-saved.toml as gemini-cli's policy updater writes it
+const savedFile = path.join(tmp, 'saved', 'auto-saved.toml');
+const saveEngine = new m.PolicyEngine({ rules: [] });
+const bus = new m.MessageBus(saveEngine);
+m.createPolicyUpdater(saveEngine, bus, { getAutoSavedPolicyPath: () => savedFile, getWorkspaceAutoSavedPolicyPath: () => savedFile });
+const esc = (t) => t.replace(/[-[\]{}()*+?.,\\^$|#\s"]/g, '\\$&');
+const updates = [
+  { toolName: 'run_shell_command', commandPrefix: ['git', 'npm'], allowRedirection: true, modes: ['default', 'autoEdit', 'yolo'] },
+  // buildFilePathArgsPattern('src/a.go'), with its "\\0" defect.
+  { toolName: 'read_file', argsPattern: '\\\\0' + esc('"file_path":"src/a.go"') + '\\\\0', modes: ['default', 'autoEdit', 'yolo'] },
+  { toolName: 'mcp_db_query', mcpName: 'db', modes: ['autoEdit', 'yolo'] },
+  { toolName: 'web_fetch', modes: ['plan', 'default', 'autoEdit', 'yolo'] },
+  { toolName: 'run_shell_command', commandPrefix: ['git', 'npm'], modes: ['yolo'] },
+];
+for (const u of updates) {
+  await quiet(() => bus.publish({ type: 'update-policy', persist: true, persistScope: 'user', ...u }));
+  for (let i = 0; i < 100 && !fs.existsSync(savedFile); i++) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 200));
+}
+const saved = { updates, file: fs.readFileSync(savedFile, 'utf8') };
+
+fs.writeFileSync(outFile, JSON.stringify({ generator: 'gemini-cli ' + JSON.parse(fs.readFileSync(path.join(bundle, '..', 'package.json'), 'utf8')).version, workspace: WORKSPACE, parse, engine: engineCases, stable, regex, shellParse, saved }, null, 1) + '\n');
 fs.rmSync(tmp, { recursive: true, force: true });
