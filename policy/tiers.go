@@ -62,4 +62,3 @@ func CheckSystemDir(dir string) error {
 	}
 	return nil
 }
-
