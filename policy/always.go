@@ -112,7 +112,7 @@ func AlwaysRules(c Call, o Outcome) (rules []Rule, switchToAutoEdit bool, err er
 		}
 		stripped := stripShellWrapper(command)
 		var prefixes []string
-		for _, r := range commandRoots(stripped) {
+		for _, r := range commandRoots(stripped, nil) {
 			if !slicesContains(prefixes, r) {
 				prefixes = append(prefixes, r)
 			}
@@ -120,7 +120,7 @@ func AlwaysRules(c Call, o Outcome) (rules []Rule, switchToAutoEdit bool, err er
 		if len(prefixes) == 0 {
 			prefixes = []string{command}
 		}
-		redir := hasRedirection(stripped)
+		redir := hasRedirection(stripped, nil)
 		for _, p := range prefixes {
 			r := base
 			r.ToolName = c.Tool

@@ -67,3 +67,26 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDefaults is the cost of Defaults (parsing the embedded files),
+// paid once per engine.
+func BenchmarkDefaults(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		Defaults()
+	}
+}
+
+// BenchmarkCheckCompoundShell is a shell line of several commands under
+// the defaults: each command is parsed and checked on its own.
+func BenchmarkCheckCompoundShell(b *testing.B) {
+	e, err := New(benchRules(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := Call{Tool: "run_shell_command", Args: map[string]any{"command": "git status && go test ./... | tee out.txt"}, Mode: ModeDefault, Interactive: true, Trusted: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Check(c)
+	}
+}

@@ -15,9 +15,10 @@ import (
 // It is safe for concurrent use: Check reads an immutable snapshot without
 // locking; Add replaces the snapshot.
 type Engine struct {
-	mu    sync.Mutex // serialises Add
-	snap  atomic.Pointer[[]compiled]
-	noAlw bool
+	mu      sync.Mutex // serialises Add
+	snap    atomic.Pointer[[]compiled]
+	noAlw   bool
+	parsers sync.Pool // *syntax.Parser, reused across checks
 }
 
 // compiled is a rule with what Check needs precomputed.
@@ -80,6 +81,7 @@ func New(rules []Rule, opts ...Option) (*Engine, error) {
 		f(&o)
 	}
 	e := &Engine{noAlw: o.noAlwaysAllow}
+	e.parsers.New = func() any { return newBashParser() }
 	cs, err := compileRules(rules)
 	if err != nil {
 		return nil, err
@@ -207,6 +209,7 @@ type checkCtx struct {
 	server      string
 	annotations map[string]any
 	workspace   string
+	parsers     *sync.Pool
 }
 
 func (x *checkCtx) defaultDecision() Decision {
@@ -235,6 +238,7 @@ func (e *Engine) Check(c Call) Result {
 		server:      c.Server,
 		annotations: c.Annotations,
 		workspace:   c.Workspace,
+		parsers:     &e.parsers,
 	}
 	if x.mode == "" {
 		x.mode = ModeDefault
@@ -503,7 +507,7 @@ func (x *checkCtx) shellHeuristics(command string, d Decision, dirPath string) D
 		}
 		return AskUser
 	}
-	if d == AskUser && isKnownSafeCommand(args, newWorkspaceView(x.workspace, dirPath)) {
+	if d == AskUser && isKnownSafeCommand(args, newWorkspaceView(x.workspace, dirPath), x.parsers) {
 		if outside {
 			return AskUser
 		}
@@ -516,7 +520,7 @@ func (x *checkCtx) downgradeForRedirection(command string, allowRedirection bool
 	if allowRedirection || x.mode == ModeAutoEdit || x.mode == ModeYolo {
 		return false
 	}
-	return hasRedirection(command)
+	return hasRedirection(command, x.parsers)
 }
 
 // checkShell is gemini-cli's checkShellCommand: the line parsed, every
@@ -525,7 +529,7 @@ func (x *checkCtx) checkShell(tool, command string, ruleDecision Decision, dirPa
 	if command == "" {
 		return ruleDecision, rule
 	}
-	parsed := parseCommandDetails(command)
+	parsed := parseCommandDetails(command, x.parsers)
 	if len(parsed.details) == 0 || parsed.hasError {
 		if ruleDecision == Deny {
 			return Deny, rule

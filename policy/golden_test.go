@@ -294,7 +294,7 @@ func TestGoldenShellParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range g.ShellParse {
-		p := parseCommandDetails(c.Line)
+		p := parseCommandDetails(c.Line, nil)
 		if p.hasError != c.HasError {
 			t.Errorf("%q: hasError %v, tree-sitter %v", c.Line, p.hasError, c.HasError)
 		}
@@ -310,10 +310,10 @@ func TestGoldenShellParse(t *testing.T) {
 				t.Errorf("%q: details\n got %q\nwant %q", c.Line, got, want)
 			}
 		}
-		if roots := commandRoots(c.Line); !slices.Equal(roots, c.Roots) && !(len(roots) == 0 && len(c.Roots) == 0) {
+		if roots := commandRoots(c.Line, nil); !slices.Equal(roots, c.Roots) && !(len(roots) == 0 && len(c.Roots) == 0) {
 			t.Errorf("%q: roots %q, want %q", c.Line, roots, c.Roots)
 		}
-		if r := hasRedirection(c.Line); r != c.Redirects {
+		if r := hasRedirection(c.Line, nil); r != c.Redirects {
 			t.Errorf("%q: redirects %v, want %v", c.Line, r, c.Redirects)
 		}
 		if s := stripShellWrapper(c.Line); s != c.Stripped {

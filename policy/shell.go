@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -48,14 +49,14 @@ type parsedCommand struct {
 // parseBashCommandDetails over tree-sitter-bash, here over mvdan.cc/sh).
 // A syntax error, no command at all, or a ${x@P} prompt expansion make
 // hasError true.
-func parseCommandDetails(command string) parsedCommand {
+func parseCommandDetails(command string, pool *sync.Pool) parsedCommand {
 	if strings.TrimSpace(command) == "" {
 		return parsedCommand{hasError: true}
 	}
 	if d, ok := simpleCommand(command); ok {
 		return parsedCommand{details: []cmdDetail{d}}
 	}
-	f, err := parseBash(command)
+	f, err := parseBash(command, pool)
 	if err != nil {
 		return parsedCommand{hasError: true}
 	}
@@ -138,9 +139,18 @@ func parseCommandDetails(command string) parsedCommand {
 	return out
 }
 
-func parseBash(command string) (*syntax.File, error) {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+// parseBash parses a line as bash, with a parser from pool (an Engine's)
+// when there is one.
+func parseBash(command string, pool *sync.Pool) (*syntax.File, error) {
+	if pool == nil {
+		return newBashParser().Parse(strings.NewReader(command), "")
+	}
+	p := pool.Get().(*syntax.Parser)
+	defer pool.Put(p)
+	return p.Parse(strings.NewReader(command), "")
 }
+
+func newBashParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
 
 // bashReserved are the words that start something other than a simple
 // command in bash.
@@ -185,11 +195,11 @@ func normalizeCommandName(raw string) string {
 // hasRedirection reports whether a command line redirects to or from a file
 // (a file redirect, a heredoc or a herestring anywhere in it). A line that
 // does not parse counts when it holds "<" or ">".
-func hasRedirection(command string) bool {
+func hasRedirection(command string, pool *sync.Pool) bool {
 	if !strings.ContainsAny(command, "<>") {
 		return false
 	}
-	f, err := parseBash(command)
+	f, err := parseBash(command, pool)
 	if err != nil {
 		return true
 	}
@@ -205,8 +215,8 @@ func hasRedirection(command string) bool {
 
 // splitCommands is gemini-cli's splitCommands: the texts of the commands of
 // a line, none when it does not parse.
-func splitCommands(command string) []string {
-	p := parseCommandDetails(command)
+func splitCommands(command string, pool *sync.Pool) []string {
+	p := parseCommandDetails(command, pool)
 	if p.hasError {
 		return nil
 	}
@@ -221,11 +231,11 @@ func splitCommands(command string) []string {
 
 // commandRoots is gemini-cli's getCommandRoots: the names of the commands
 // of a line, in order, none when it does not parse.
-func commandRoots(command string) []string {
+func commandRoots(command string, pool *sync.Pool) []string {
 	if command == "" {
 		return nil
 	}
-	p := parseCommandDetails(command)
+	p := parseCommandDetails(command, pool)
 	if p.hasError {
 		return nil
 	}
@@ -243,6 +253,9 @@ var shellWrapperRE = regexp.MustCompile(`(?i)^\s*(?:(?:(?:\S+/)?(?:sh|bash|zsh))
 // stripShellWrapper is gemini-cli's stripShellWrapper: `bash -c "…"` (sh,
 // zsh, cmd.exe /c, powershell/pwsh -Command) becomes the inner command.
 func stripShellWrapper(command string) string {
+	if !containsFoldASCII(command, "-c") && !containsFoldASCII(command, "/c") {
+		return strings.TrimSpace(command) // the wrapper pattern needs one of them
+	}
 	m := shellWrapperRE.FindStringIndex(command)
 	if m == nil {
 		return strings.TrimSpace(command)
@@ -259,6 +272,15 @@ func stripShellWrapper(command string) string {
 		return inner[1 : len(inner)-1]
 	}
 	return inner
+}
+
+func containsFoldASCII(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // The chunker of shell-quote's parse (as gemini-cli 0.61.0 bundles it).

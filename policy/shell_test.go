@@ -148,7 +148,7 @@ func TestParseCommandDetails(t *testing.T) {
 		{"   ", nil, true},
 	}
 	for _, tc := range tests {
-		p := parseCommandDetails(tc.command)
+		p := parseCommandDetails(tc.command, nil)
 		var got []d
 		if !p.hasError || tc.want != nil {
 			for _, x := range p.details {
@@ -212,11 +212,11 @@ func TestHasRedirection(t *testing.T) {
 		"echo '>'":       false,
 		"echo 'x":        false,
 	} {
-		if got := hasRedirection(in); got != want {
+		if got := hasRedirection(in, nil); got != want {
 			t.Errorf("hasRedirection(%q) = %v, want %v", in, got, want)
 		}
 	}
-	if !hasRedirection("echo 'x > y") {
+	if !hasRedirection("echo 'x > y", nil) {
 		t.Error("an unparsable line holding > counts as redirecting")
 	}
 }
