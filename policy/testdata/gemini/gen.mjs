@@ -155,6 +155,18 @@ name = "allowed-path"
   ['bad checker', `[[safety_checker]]\ntoolName = "x"\n[safety_checker.checker]\ntype = "nope"\n`, 2],
   ['checker only', `[[safety_checker]]\ntoolName = "*"\npriority = 100\n[safety_checker.checker]\ntype = "in-process"\nname = "conseca"\n`, 1],
   ['empty file', ``, 4],
+  ['decision number', `[[rule]]\ntoolName = "a"\ndecision = 5\npriority = 1\n`, 4],
+  ['decision bool', `[[rule]]\ntoolName = "a"\ndecision = true\npriority = 1\n`, 4],
+  ['mode number', `[[rule]]\ntoolName = "a"\ndecision = "allow"\npriority = 1\nmodes = ["default", 3]\n`, 4],
+  ['toolName list with number', `[[rule]]\ntoolName = ["a", 3]\ndecision = "allow"\npriority = 1\n`, 4],
+  ['rule element not table', `rule = [1]\n`, 4],
+  ['annotations not table', `[[rule]]\ntoolName = "a"\ndecision = "allow"\npriority = 1\ntoolAnnotations = "x"\n`, 4],
+  ['datetime', `[[rule]]\ntoolName = "a"\ndecision = "allow"\npriority = 1\ndenyMessage = 1979-05-27T07:32:00Z\n`, 4],
+  ['priority float integral', `[[rule]]\ntoolName = "a"\ndecision = "allow"\npriority = 2.0\n`, 4],
+  ['empty prefix list', `[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = []\ndecision = "allow"\npriority = 1\n`, 4],
+  ['empty prefix string', `[[rule]]\ntoolName = "run_shell_command"\ncommandPrefix = ""\ndecision = "allow"\npriority = 1\n`, 4],
+  ['mcp star star', `[[rule]]\ntoolName = "*"\nmcpName = "srv"\ndecision = "allow"\npriority = 1\n[[rule]]\ntoolName = "t"\nmcpName = "*"\ndecision = "allow"\npriority = 1\n`, 4],
+  ['checker missing checker', `[[safety_checker]]\ntoolName = "x"\n`, 4],
 ];
 const parse = [];
 for (const [name, toml, tier] of parseCases) {
