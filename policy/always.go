@@ -73,8 +73,11 @@ func AlwaysRules(c Call, o Outcome) (rules []Rule, switchToAutoEdit bool, err er
 		return nil, false, fmt.Errorf("%w: %q", ErrInvalidOutcome, o)
 	}
 	mode := c.Mode
-	if mode == "" {
+	switch mode {
+	case "":
 		mode = ModeDefault
+	case "auto_edit":
+		mode = ModeAutoEdit
 	}
 	var modes []Mode
 	for i, m := range modesByPermissiveness {

@@ -240,8 +240,11 @@ func (e *Engine) Check(c Call) Result {
 		workspace:   c.Workspace,
 		parsers:     &e.parsers,
 	}
-	if x.mode == "" {
+	switch x.mode {
+	case "":
 		x.mode = ModeDefault
+	case "auto_edit":
+		x.mode = ModeAutoEdit
 	}
 	x.modeBit = modeBit(x.mode)
 	name := c.Tool

@@ -225,3 +225,17 @@ func TestCommandPrefixOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestModeSpellings(t *testing.T) {
+	e, err := New([]Rule{{ToolName: "x", Decision: Allow, Priority: 1, Modes: []Mode{ModeAutoEdit}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Check(Call{Tool: "x", Mode: "auto_edit"}).Decision; got != Allow {
+		t.Errorf("auto_edit: %s", got)
+	}
+	r, _, err := AlwaysRules(Call{Tool: "x", Mode: "auto_edit"}, ProceedAlways)
+	if err != nil || len(r[0].Modes) != 2 {
+		t.Errorf("AlwaysRules auto_edit: %v %v", r, err)
+	}
+}
