@@ -140,7 +140,7 @@ func promptCommand(name string, p runtime.PromptInfo) Command {
 		c.Arguments = append(c.Arguments, Argument{Name: a.Name, Description: a.Description, Required: a.Required})
 	}
 	c.SubCommands = []Command{{
-		Name: "help", Description: "Show help for this prompt", MCPServer: p.Server,
+		Name: "help", Description: "Show help for this prompt",
 		Run: func(_ context.Context, _ Target, _ string, out func(string)) error {
 			out(promptHelp(p))
 			return nil
