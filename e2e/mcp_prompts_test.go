@@ -1,11 +1,18 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/internal/proctest"
@@ -77,4 +84,93 @@ func TestInteractiveMCPPrompts(t *testing.T) {
 	}
 	tm.Keys("C-d")
 	tm.WaitExit()
+}
+
+// TestServeMCPPrompts: over A2A, commands/get with a context's id lists
+// server-everything's prompts with their arguments, and command/execute
+// of one starts a task on the context whose user message is the prompt's
+// text, which the model gets, and streams the task to its end.
+func TestServeMCPPrompts(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.Enqueue(fakegemini.Text("Hello."), fakegemini.Text("Simple done."))
+	const token = "e2e-mcp-prompts-token-0123456789"
+	e := newEnv(t)
+	e.geminiEnv(srv)
+	e.set("AGENTRY_A2A_TOKEN=" + token)
+	everythingSettings(t, e)
+	s := e.serve("--port", "0", "-w", e.ws, "--trust-workspace", "-m", "gemini-2.5-flash")
+	defer s.interrupt()
+	hc := &http.Client{Transport: headerTransport{token}}
+
+	rpc := func(method string, params any) string {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+		resp, err := hc.Post(s.url+"/", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(s.url+"/", a2a.TransportProtocolJSONRPC)},
+		a2aclient.WithJSONRPCTransport(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: a2a.NewMessage(a2a.MessageRoleUser, a2a.NewTextPart("hi"))})
+	if err != nil {
+		t.Fatalf("message/send: %v\n%s", err, s.errText())
+	}
+	task, ok := res.(*a2a.Task)
+	if !ok {
+		t.Fatalf("message/send answered %T", res)
+	}
+
+	var list struct {
+		Result struct {
+			Commands []struct {
+				Name      string `json:"name"`
+				Arguments []struct {
+					Name       string `json:"name"`
+					IsRequired bool   `json:"is_required"`
+				} `json:"arguments"`
+			} `json:"commands"`
+		} `json:"result"`
+	}
+	body := rpc("commands/get", map[string]any{"context_id": task.ContextID})
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatalf("commands/get: %v: %s", err, body)
+	}
+	args := map[string]string{}
+	for _, cmd := range list.Result.Commands {
+		var as []string
+		for _, a := range cmd.Arguments {
+			as = append(as, fmt.Sprintf("%s:%v", a.Name, a.IsRequired))
+		}
+		args[cmd.Name] = strings.Join(as, ",")
+	}
+	if a, ok := args["simple-prompt"]; !ok || a != "" {
+		t.Errorf("commands/get: simple-prompt %q, %v; got %v", a, ok, args)
+	}
+	if a := args["args-prompt"]; a != "city:true,state:false" {
+		t.Errorf("commands/get: args-prompt arguments %q", a)
+	}
+
+	out := rpc("command/execute", map[string]any{"command_path": []string{"simple-prompt"}, "args": "", "context_id": task.ContextID})
+	for _, want := range []string{`"STARTED"`, "This is a simple prompt without arguments.", "Simple done.", `"TASK_STATE_COMPLETED"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("command/execute's stream lacks %s:\n%s", want, out)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	if got := userTextsOf(reqs[1]); !strings.Contains(got, "This is a simple prompt without arguments.") {
+		t.Errorf("the model got %q", got)
+	}
 }
