@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentry-dev/agentry/internal/fakegemini"
 	"github.com/agentry-dev/agentry/internal/proctest"
+	"github.com/agentry-dev/agentry/internal/termtest"
 )
 
 // everythingSettings writes user settings that connect
@@ -172,5 +174,46 @@ func TestServeMCPPrompts(t *testing.T) {
 	}
 	if got := userTextsOf(reqs[1]); !strings.Contains(got, "This is a simple prompt without arguments.") {
 		t.Errorf("the model got %q", got)
+	}
+}
+
+// TestAttachMCPPrompts: agentry attach gets the served session's MCP
+// prompts through the server's commands: /help lists one, and running it
+// starts the session's turn with the prompt's text, shown and answered on
+// both terminals.
+func TestAttachMCPPrompts(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.Enqueue(fakegemini.Text("Simple answer."))
+	e := newEnv(t)
+	e.geminiEnv(srv)
+	everythingSettings(t, e)
+	host := e.interactive("-m", "gemini-2.5-flash", "--trust-workspace", "--a2a-port", "0")
+	screen := host.Scrollback()
+	port := regexp.MustCompile(`over A2A at http://127\.0\.0\.1:(\d+)`).FindStringSubmatch(screen)
+	token := regexp.MustCompile(`A2A bearer token \(shown once\): (\S+)`).FindStringSubmatch(screen)
+	if port == nil || token == nil {
+		t.Fatalf("no port or token on the host terminal:\n%s", screen)
+	}
+	guest := termtest.Start(t, termtest.Options{
+		Command: []string{binary, "attach", "ws://127.0.0.1:" + port[1] + "/ws"},
+		Env:     append(e.environ(), "AGENTRY_A2A_TOKEN="+token[1]),
+		Dir:     e.ws,
+		Cols:    120, Rows: 40,
+	})
+	guest.WaitText(promptReady)
+	send(guest, "/help")
+	guest.WaitFor("/help lists the prompts", func(s string) bool { return strings.Contains(s, "/simple-prompt") })
+
+	send(guest, "/simple-prompt")
+	guest.WaitFor("the prompt's answer in the attached terminal", func(string) bool {
+		sb := guest.Scrollback()
+		return strings.Contains(sb, "This is a simple prompt without arguments.") && strings.Contains(sb, "Simple answer.")
+	})
+	host.WaitFor("the prompt's turn on the host", func(string) bool {
+		return strings.Contains(host.Scrollback(), "Simple answer.")
+	})
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(userTextsOf(reqs[0]), "This is a simple prompt without arguments.") {
+		t.Errorf("model requests %d, the first with %q", len(reqs), userTextsOf(reqs[0]))
 	}
 }
