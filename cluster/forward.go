@@ -27,8 +27,8 @@ const ForwardedHeader = "X-Agentry-Forwarded"
 // a request is about — a JSON-RPC message's contextId or taskId, a task
 // id (resolved through Config.Tasks), commands/get's and
 // command/execute's context_id, a REST path's task or message, /ws's
-// contextId query parameter, a gRPC call's first message (its message's context or task, its task, a
-// ListTasks's context_id) — and serves it with next when this replica
+// contextId query parameter, a gRPC call's first message (its message's
+// context or task, its task, a ListTasks's context_id) — and serves it with next when this replica
 // holds the context's lease or can take it; otherwise it forwards the
 // request, streams, WebSocket upgrades and gRPC calls (over HTTP/2,
 // SendLiveMessage's two streams included) to the holder's advertised URL
