@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentry-dev/agentry/runtime"
 )
@@ -93,8 +94,8 @@ func (r *Registry) promptCommands(prompts []runtime.PromptInfo) []Command {
 	}
 	for i, p := range prompts {
 		name := commandName(p.Name)
-		if name == "" || strings.HasPrefix(name, "/") {
-			continue
+		if name == "" || strings.HasPrefix(name, "/") || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+			continue // not a name one can type
 		}
 		if _, held := taken[name]; held || claimed[name] {
 			// A name held by a renamed prompt is kept by it (gemini-cli

@@ -67,6 +67,7 @@ func TestPromptCommandNames(t *testing.T) {
 		{Server: "b", Name: "a.dup"},
 		{Server: "b", Name: "compact"},
 		{Server: "b", Name: "/bad"},
+		{Server: "b", Name: "bad\x1b[31m"},
 	}
 	var got []string
 	for _, c := range r.promptCommands(prompts) {

@@ -94,6 +94,18 @@ func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[s
 // listPrompts returns the server's prompts, listing them (every page)
 // when none are kept for its current session or they changed since.
 func (s *server) listPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	s.mu.Lock()
+	cur, dead := s.sess, s.dead
+	s.mu.Unlock()
+	s.promptsMu.Lock()
+	kept, of := s.prompts, s.promptsOf
+	s.promptsMu.Unlock()
+	if of != nil && (cur == nil || dead) {
+		// The server is down: its last prompts stand until a call restarts
+		// it. A list (a keystroke's completion asks) is not worth a
+		// restart.
+		return kept, nil
+	}
 	sess, _, err := s.session(ctx)
 	if err != nil {
 		return nil, err

@@ -241,14 +241,16 @@ func (m *model) helpText() string {
 	var walk func(prefix string, cs []Command, depth int)
 	walk = func(prefix string, cs []Command, depth int) {
 		for _, c := range cs {
-			name := prefix + c.Name
+			// An MCP server names and describes its prompts' commands:
+			// shown stripped of escapes, as its other text is.
+			name := prefix + sanitize(c.Name)
 			head := strings.Repeat("  ", depth) + " " + m.st.key.Render(name)
 			if c.Args != "" {
-				head += " " + c.Args
+				head += " " + sanitize(c.Args)
 			}
 			line := head
 			if c.Description != "" {
-				line += m.st.dim.Render(" - " + c.Description)
+				line += m.st.dim.Render(" - " + sanitize(c.Description))
 			}
 			b.WriteString("\n" + truncate(line, w))
 			walk(name+" ", c.Sub, depth+1)
