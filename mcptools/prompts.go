@@ -31,6 +31,8 @@ type promptState struct {
 	promptsOf   *mcp.ClientSession // the session prompts were listed on
 	promptsGen  atomic.Uint64      // bumped by list_changed
 	promptsList uint64             // promptsGen when prompts were listed
+	// promptsTried: a list connected, or tried to connect, the server.
+	promptsTried bool
 }
 
 // Prompts lists the prompts of every configured server, connecting to the
@@ -39,7 +41,9 @@ type promptState struct {
 // that does not offer prompts contributes none; one that cannot be
 // reached or listed contributes an error naming it. A server's list is
 // kept until it announces a change or its session is replaced, so calling
-// Prompts again is cheap.
+// Prompts again is cheap: Prompts connects a server at most once, and
+// does not restart one that died (a tool call does; its last prompts
+// stand meanwhile).
 func (m *Manager) Prompts(ctx context.Context) ([]Prompt, []error) {
 	lists := make([][]*mcp.Prompt, len(m.names))
 	errs := make([]error, len(m.names))
@@ -98,12 +102,14 @@ func (s *server) listPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 	cur, dead := s.sess, s.dead
 	s.mu.Unlock()
 	s.promptsMu.Lock()
-	kept, of := s.prompts, s.promptsOf
+	kept, tried := s.prompts, s.promptsTried
+	s.promptsTried = true
 	s.promptsMu.Unlock()
-	if of != nil && (cur == nil || dead) {
-		// The server is down: its last prompts stand until a call restarts
-		// it. A list (a keystroke's completion asks) is not worth a
-		// restart.
+	if tried && (cur == nil || dead) {
+		// The server is down, or could not be reached: its last prompts
+		// (if any) stand until a tool call connects it again. A list — a
+		// keystroke's completion asks for one — connects a server once,
+		// and is not worth a restart.
 		return kept, nil
 	}
 	sess, _, err := s.session(ctx)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -112,4 +113,21 @@ func TestPromptsListedAgainWhenTheServerSaysTheyChanged(t *testing.T) {
 		ps, _ := m.Prompts(t.Context())
 		return slices.Equal(promptNames(ps), []string{"a/first", "a/second"})
 	})
+}
+
+// TestPromptsConnectAServerOnce: listing prompts (which completion does on
+// every keystroke) tries an unreachable server once, not on every call.
+func TestPromptsConnectAServerOnce(t *testing.T) {
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	_, a := promptServer(t, "p1")
+	m := newManager(t, map[string]ServerConfig{"a": {URL: a}, "gone": {URL: gone.URL}})
+	ps, errs := m.Prompts(t.Context())
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `"gone"`) || len(ps) != 1 {
+		t.Fatalf("first list: %v, %v", promptNames(ps), errs)
+	}
+	ps, errs = m.Prompts(t.Context())
+	if len(errs) != 0 || len(ps) != 1 {
+		t.Fatalf("second list: %v, %v (the unreachable server was tried again)", promptNames(ps), errs)
+	}
 }
