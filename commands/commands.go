@@ -317,7 +317,8 @@ func cutWord(s string) (word, rest string) {
 // (one call per message). t is the conversation; it may be nil for a
 // command that needs none (/memory show and add), and a command that
 // needs one fails with ErrNoTarget without it. An unknown command fails
-// with ErrUnknown; otherwise the error is the command's.
+// with ErrUnknown; otherwise the error is the command's — a *Submission
+// for a command whose result is the user's next turn (an MCP prompt).
 func (r *Registry) Run(ctx context.Context, t Target, path []string, args string, out func(string)) error {
 	c, err := r.Lookup(path)
 	if err != nil {
