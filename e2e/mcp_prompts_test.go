@@ -217,3 +217,29 @@ func TestAttachMCPPrompts(t *testing.T) {
 		t.Errorf("model requests %d, the first with %q", len(reqs), userTextsOf(reqs[0]))
 	}
 }
+
+// TestRunMCPPrompt: agentry run -p with an MCP prompt's command runs the
+// prompt, as gemini-cli's non-interactive mode does; a missing required
+// argument fails the run with gemini-cli's text.
+func TestRunMCPPrompt(t *testing.T) {
+	srv := fakegemini.New(t)
+	srv.Enqueue(fakegemini.Text("Rainy."))
+	e := newEnv(t)
+	e.geminiEnv(srv)
+	everythingSettings(t, e)
+	r := e.run("", "run", "-m", "gemini-2.5-flash", "--trust-workspace", "-p", "/args-prompt Oslo")
+	if r.code != 0 || !strings.Contains(r.stdout, "Rainy.") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(userTextsOf(reqs[0]), "What's weather in Oslo?") {
+		t.Fatalf("model requests %d, the first with %q", len(reqs), userTextsOf(reqs[0]))
+	}
+	r = e.run("", "run", "-m", "gemini-2.5-flash", "--trust-workspace", "-p", "/resource-prompt Text")
+	if r.code != 42 || !strings.Contains(r.stderr, "Missing required argument(s): --resourceId") {
+		t.Errorf("a missing argument: exit %d\nstderr:\n%s", r.code, r.stderr)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
+	}
+}
