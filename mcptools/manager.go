@@ -217,6 +217,8 @@ type server struct {
 	connected bool             // a session was established at least once
 	tools     map[string]*mcp.Tool
 
+	promptState // prompts.go
+
 	// Progress routing: the SDK delivers every progress notification of a
 	// client to one handler, so calls register a sink under a fresh token.
 	callsMu   sync.Mutex
@@ -346,6 +348,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 		// advertises nothing rather than the SDK's default roots.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: s.onProgress,
+		PromptListChangedHandler:    s.onPromptsChanged,
 	})
 	var (
 		transport mcp.Transport
