@@ -162,6 +162,10 @@ type Config struct {
 	// after /memory add (the A2A server's contexts); nil reloads the
 	// target's alone, when there is one.
 	ReloadAll func(ctx context.Context) error
+	// MCPAuth, when set, adds /mcp auth SERVER: it walks the server's
+	// OAuth flow, showing the authorization URL through out, and stores
+	// the token (the terminal's mcpauth flow).
+	MCPAuth func(ctx context.Context, server string, out func(string)) error
 	// Extra are the driver's own commands, listed after the built-in
 	// ones: the terminal's /quit (alias exit), /clear (alias new), /help.
 	// A name or alias may not repeat one of another command.

@@ -27,6 +27,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
+	"github.com/agentry-dev/agentry/mcpauth"
 	"github.com/agentry-dev/agentry/mcptools"
 	"github.com/agentry-dev/agentry/plugins/lease"
 	"github.com/agentry-dev/agentry/processors"
@@ -109,6 +110,11 @@ type Options struct {
 	// gemini-cli. nil means no IDE, at no cost (an interface holding a nil
 	// pointer is not nil: leave the field unset instead).
 	IDEContext idecontext.IDE
+	// MCPAuthPrompt shows the authorization URL of an MCP server that
+	// needs OAuth (package mcpauth) to someone who can open it; nil
+	// (headless runs, servers) makes a server without a usable token fail
+	// with the error telling the user to run `agentry mcp auth NAME`.
+	MCPAuthPrompt mcpauth.Prompt
 	// HTTPClient is used for model APIs when set.
 	HTTPClient *http.Client
 	// Now and NewID make time and ids deterministic in tests.
@@ -483,7 +489,7 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 		}
 		return sessionTools, c.def.SystemPrompt + subagents.Rules, nil, nil
 	}
-	mcpTools, closeMCP, prompts, err := mcpToolset(ctx, s, set, opts.Logger)
+	mcpTools, closeMCP, prompts, err := mcpToolset(ctx, s, set, opts.Logger, opts.MCPAuthPrompt)
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -697,7 +703,7 @@ func childEnv(s *config.Settings, enabled bool) []string {
 // gemini-cli does. A server that fails is reported and left out; a tool
 // whose name a built-in tool has, or that tools.exclude names, is left out.
 // The servers' prompts are the session's slash commands (mcpPrompts).
-func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger) ([]tools.Tool, func() error, runtime.PromptSource, error) {
+func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger, prompt mcpauth.Prompt) ([]tools.Tool, func() error, runtime.PromptSource, error) {
 	none := func() error { return nil }
 	if len(s.MCPServers) == 0 {
 		return nil, none, nil, nil
@@ -711,12 +717,17 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 	}
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
-	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
+	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version(),
+		OAuth: MCPOAuth(s, prompt, log)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
 	}
 	all, errs := m.Tools(ctx)
 	for _, err := range errs {
+		if are := (*mcpauth.AuthRequiredError)(nil); errors.As(err, &are) {
+			log.Warn(are.Error() + "; its tools are left out")
+			continue
+		}
 		log.Warn("MCP server unavailable; its tools are left out", "err", err)
 	}
 	taken := map[string]bool{}

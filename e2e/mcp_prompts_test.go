@@ -67,7 +67,9 @@ func TestInteractiveMCPPrompts(t *testing.T) {
 	}
 
 	send(tm, "/help")
-	tm.WaitFor("/help lists the prompts", func(s string) bool {
+	// The list is longer than the screen: read it in the scrollback.
+	tm.WaitFor("/help lists the prompts", func(string) bool {
+		s := tm.Scrollback()
 		return strings.Contains(s, "/args-prompt") && strings.Contains(s, "[MCP] A prompt with two arguments") && strings.Contains(s, "/simple-prompt")
 	})
 	send(tm, "/args-prompt help")

@@ -186,10 +186,14 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 		}
 		defer closeAvail()
 	}
+	// An MCP server with oauth.enabled and no usable token walks its
+	// browser flow while the first session opens, before the terminal
+	// UI takes the screen; later, /mcp auth does.
+	mcpPrompt := &startupPrompt{w: io.err}
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
 			SessionID: id, SessionService: store, Approver: sessApprover, RemoteAgents: remote.Invokers,
-			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail,
+			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail, MCPAuthPrompt: mcpPrompt.prompt,
 		})
 	}
 	first, err := open(ctx, f.sessionID)
@@ -243,6 +247,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	reg, err := commands.New(commands.Config{
 		Memory:    memory{&workspaceSettings{base: settings, cache: map[string]*config.Settings{settings.Workspace: settings}}},
 		Workspace: settings.Workspace,
+		MCPAuth:   mcpAuthSlash(settings),
 		ReloadAll: func(context.Context) error { return cur.get().ReloadMemory() },
 		Extra:     []commands.Command{ideCmd.command()},
 		Reserved:  reservedNames(),
@@ -356,6 +361,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	if hist != nil {
 		cfg.History = hist
 	}
+	mcpPrompt.stop()
 	if err := tui.Run(ctx, cfg); err != nil && !errors.Is(err, context.Canceled) {
 		return p.fail(err)
 	}
