@@ -27,6 +27,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
+	"github.com/agentry-dev/agentry/mcpauth"
 	"github.com/agentry-dev/agentry/mcptools"
 	"github.com/agentry-dev/agentry/plugins/lease"
 	"github.com/agentry-dev/agentry/processors"
@@ -109,6 +110,11 @@ type Options struct {
 	// gemini-cli. nil means no IDE, at no cost (an interface holding a nil
 	// pointer is not nil: leave the field unset instead).
 	IDEContext idecontext.IDE
+	// MCPAuthPrompt shows the authorization URL of an MCP server that
+	// needs OAuth (package mcpauth) to someone who can open it; nil
+	// (headless runs, servers) makes a server without a usable token fail
+	// with the error telling the user to run `agentry mcp auth NAME`.
+	MCPAuthPrompt mcpauth.Prompt
 	// HTTPClient is used for model APIs when set.
 	HTTPClient *http.Client
 	// Now and NewID make time and ids deterministic in tests.
@@ -214,7 +220,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	sessionTools, mcpSource, instruction, err := toolsFor(ctx, s, opts, set, parentOf{
+	sessionTools, mcpSource, instruction, prompts, err := toolsFor(ctx, s, opts, set, parentOf{
 		sessionID: st.id, svc: st.svc, routes: routes, resolver: resolver, tel: tel, policy: policy,
 	}, &cl)
 	if err != nil {
@@ -259,6 +265,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 		},
 		Tools:          sessionTools,
 		ToolSource:     mcpSource,
+		Prompts:        prompts,
 		Policy:         policy,
 		Approver:       opts.Approver,
 		SessionService: st.svc,
@@ -468,14 +475,15 @@ type parentOf struct {
 	policy *runtime.Policy
 }
 
-// toolsFor returns the tools, the MCP servers' tools and the system
-// prompt of a session. A main session gets the built-in tools and
-// invoke_agent (when subagents are defined), with agentry's prompt, and its
-// MCP servers' tools as a source that changes when a server's list does. A
-// child gets its definition's subset of the parent's tools (the parent's
-// MCP tools as they are when it starts, over the parent's connections) and
+// toolsFor returns the tools, the MCP servers' tools, the system prompt
+// and the MCP prompts of a session. A main session gets the built-in tools
+// and invoke_agent (when subagents are defined), with agentry's prompt, and
+// its MCP servers' tools as a source that changes when a server's list
+// does; their prompts are its slash commands. A child gets its
+// definition's subset of the parent's tools (the parent's MCP tools as
+// they are when it starts, over the parent's connections) and
 // complete_task, never another agent tool; its prompt is its definition's.
-func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.Set, p parentOf, cl *closers) ([]tools.Tool, runtime.ToolSource, string, error) {
+func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.Set, p parentOf, cl *closers) ([]tools.Tool, runtime.ToolSource, string, runtime.PromptSource, error) {
 	if c := opts.child; c != nil {
 		all := set.Tools()
 		if c.mcp != nil {
@@ -486,16 +494,16 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 			logger(opts).Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
 				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
 		}
-		return sessionTools, nil, c.def.SystemPrompt + subagents.Rules, nil
+		return sessionTools, nil, c.def.SystemPrompt + subagents.Rules, nil, nil
 	}
 	sessionTools := set.Tools()
 	taken := []string{subagents.InvokeAgentToolName}
 	for _, t := range sessionTools {
 		taken = append(taken, t.Name())
 	}
-	source, closeMCP, err := mcpToolset(ctx, s, taken, opts.Logger)
+	source, closeMCP, prompts, err := mcpToolset(ctx, s, taken, opts.Logger, opts.MCPAuthPrompt)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
 	cl.add(closeMCP)
 	st, closeAgents := subagentsFor(s, opts, childSessions(s, opts, p, source))
@@ -503,7 +511,7 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 		sessionTools = append(sessionTools, st)
 		cl.add(closeAgents)
 	}
-	return sessionTools, source, runtime.SystemPrompt, nil
+	return sessionTools, source, runtime.SystemPrompt, prompts, nil
 }
 
 // childSessions returns the factory of a session's subagent child
@@ -702,23 +710,24 @@ func childEnv(s *config.Settings, enabled bool) []string {
 // mcpToolset connects to the MCP servers of the settings and returns
 // their tools as a source that changes when a server's list does, with the
 // function that closes the servers (their processes are gone when it
-// returns). MCP servers run commands and reach services the settings name,
-// so they are connected only in a trusted workspace, as gemini-cli does. A
-// server that fails is reported and left out; a tool named like one of
-// taken (the built-in tools) or that tools.exclude names is left out.
-// Servers whose tools are cached in ~/.agentry/cache/mcp start on first
-// use (mcp.lazy, a server's lazy).
-func mcpToolset(ctx context.Context, s *config.Settings, taken []string, log *slog.Logger) (runtime.ToolSource, func() error, error) {
+// returns) and their prompts, the session's slash commands (mcpPrompts).
+// MCP servers run commands and reach services the settings name, so they
+// are connected only in a trusted workspace, as gemini-cli does. A server
+// that fails is reported and left out; a tool named like one of taken (the
+// built-in tools) or that tools.exclude names is left out. Servers whose
+// tools are cached in ~/.agentry/cache/mcp start on first use (mcp.lazy, a
+// server's lazy).
+func mcpToolset(ctx context.Context, s *config.Settings, taken []string, log *slog.Logger, prompt mcpauth.Prompt) (runtime.ToolSource, func() error, runtime.PromptSource, error) {
 	none := func() error { return nil }
 	if len(s.MCPServers) == 0 {
-		return nil, none, nil
+		return nil, none, nil, nil
 	}
 	if log == nil {
 		log = slog.Default()
 	}
 	if !s.Trusted {
 		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
-		return nil, none, nil
+		return nil, none, nil, nil
 	}
 	cacheDir := ""
 	if s.Home != "" {
@@ -730,15 +739,20 @@ func mcpToolset(ctx context.Context, s *config.Settings, taken []string, log *sl
 		Servers: s.MCPServers, EnvFunc: func() []string { return childEnv(s, true) }, ExpandEnv: os.Environ(), Logger: log,
 		ClientName: "agentry", ClientVersion: version.Version(),
 		CacheDir: cacheDir, Lazy: s.MCP.Lazy, Taken: append(slices.Clone(taken), s.Tools.Exclude...),
+		OAuth: MCPOAuth(s, prompt, log),
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
+		return nil, nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
 	}
 	_, errs := m.Tools(ctx)
 	for _, err := range errs {
+		if are := (*mcpauth.AuthRequiredError)(nil); errors.As(err, &are) {
+			log.Warn(are.Error() + "; its tools are left out")
+			continue
+		}
 		log.Warn("MCP server unavailable; its tools are left out", "err", err)
 	}
-	return m, m.Close, nil
+	return m, m.Close, newMCPPrompts(ctx, m, log), nil
 }
 
 // mcpTool is implemented by MCP tools: their server and tool names.

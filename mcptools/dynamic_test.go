@@ -180,6 +180,10 @@ func TestLazyStart(t *testing.T) {
 	if n := len(starts()); n != 1 || m2.pid("s") != 0 {
 		t.Fatalf("lazy manager started the server (%d starts, pid %d)", n, m2.pid("s"))
 	}
+	// Listing prompts (as /help and completion do) reads the cache.
+	if _, errs := m2.Prompts(t.Context()); len(errs) > 0 || len(starts()) != 1 {
+		t.Fatalf("listing a lazy server's prompts: %v, %d starts", errs, len(starts()))
+	}
 	// Listing resources reads the cache too; only reading one starts.
 	if res := mustRun(t, get(t, ts, ListResourcesName), nil); !strings.Contains(res.LLMContent, testserver.TextURI) {
 		t.Errorf("cached resources = %q", res.LLMContent)

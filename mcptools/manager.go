@@ -45,6 +45,7 @@ const stdioGrace = 2 * time.Second
 // server does.
 type Manager struct {
 	log     *slog.Logger
+	oauth   OAuthFunc
 	names   []string // sorted, so tool naming is deterministic
 	servers map[string]*server
 	list    []*server // in names' order
@@ -109,6 +110,7 @@ func New(cfg Config) (*Manager, error) {
 		taken:   make(map[string]bool, len(cfg.Taken)),
 		ctx:     ctx,
 		cancel:  cancel,
+		oauth:   cfg.OAuth,
 	}
 	for _, n := range cfg.Taken {
 		m.taken[n] = true
@@ -315,6 +317,8 @@ type server struct {
 	// lists is what the server offers as last listed, or as cached; nil
 	// before either. It is replaced, never changed.
 	lists atomic.Pointer[lists]
+	// started is set once a session was established.
+	started atomic.Bool
 	// changes counts the server's announcements of a changed list; seen
 	// is the count the last listing covers (written under mu).
 	changes, seen atomic.Uint64
@@ -328,6 +332,8 @@ type server struct {
 	guard *childproc.Guard // kills cmd's group if agentry dies first
 	dead  bool             // sess failed; the next use reconnects
 	enc   []byte           // lists as last encoded for the cache
+
+	promptState // prompts.go
 
 	// Progress routing: the SDK delivers every progress notification of a
 	// client to one handler, so calls register a sink under a fresh token.
@@ -545,7 +551,8 @@ func (s *server) connectLocked(ctx context.Context) error {
 		ResourceListChangedHandler: func(_ context.Context, r *mcp.ResourceListChangedRequest) {
 			s.changed(r.Session)
 		},
-		PromptListChangedHandler: func(_ context.Context, r *mcp.PromptListChangedRequest) {
+		PromptListChangedHandler: func(ctx context.Context, r *mcp.PromptListChangedRequest) {
+			s.onPromptsChanged(ctx, r)
 			s.changed(r.Session)
 		},
 	})
@@ -565,6 +572,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 		return err
 	}
 	s.sess, s.cmd, s.dead = sess, cmd, false
+	s.started.Store(true)
 	// A change announced before this session is covered by its listing.
 	s.seen.Store(s.changes.Load())
 	if cmd != nil {

@@ -75,20 +75,26 @@ func (s *server) newTransport(kind transportKind, st *started, status *httpStatu
 			guard:            &s.guard,
 		}, nil
 	case kindSSE:
+		// The SDK's SSE client has no OAuth hook: the handler wraps the
+		// HTTP transport instead.
 		return sseTransport{
-			SSEClientTransport: &mcp.SSEClientTransport{Endpoint: endpoint(s.cfg), HTTPClient: s.httpClient(status)},
+			SSEClientTransport: &mcp.SSEClientTransport{Endpoint: endpoint(s.cfg), HTTPClient: s.httpClient(s.authTransport(http.DefaultTransport), status)},
 			life:               s.m.ctx,
 		}, nil
 	default:
-		return &mcp.StreamableClientTransport{Endpoint: endpoint(s.cfg), HTTPClient: s.httpClient(status)}, nil
+		return &mcp.StreamableClientTransport{
+			Endpoint:     endpoint(s.cfg),
+			HTTPClient:   s.httpClient(http.DefaultTransport, status),
+			OAuthHandler: s.oauthHandler(),
+		}, nil
 	}
 }
 
-// httpClient is the HTTP client of an HTTP server's connection: the
-// configured headers on every request, and the last response status
+// httpClient is the HTTP client of an HTTP server's connection over base:
+// the configured headers on every request, and the last response status
 // noted for the SSE fallback.
-func (s *server) httpClient(status *httpStatus) *http.Client {
-	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.headers(), status: status}}
+func (s *server) httpClient(base http.RoundTripper, status *httpStatus) *http.Client {
+	return &http.Client{Transport: headerTransport{base: base, headers: s.headers(), status: status}}
 }
 
 // connectTransport connects client to the server, trying SSE after a
