@@ -179,6 +179,9 @@ func Load(opts LoadOptions) (*Settings, error) {
 		// gemini-cli's --allowed-tools replaces tools.allowed.
 		out.Tools.Allowed, out.AllowedToolsFlag = union([]string{}, f.values), true
 	}
+	if dir, ok := lookup(AdminPolicyDirEnv); ok && dir != "" {
+		out.adminPolicyDir = expandHome(dir, userHome)
+	}
 	out.PolicyPaths = absPaths(out.PolicyPaths, userHome)
 	out.AdminPolicyPaths = absPaths(out.AdminPolicyPaths, userHome)
 

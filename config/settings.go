@@ -76,6 +76,9 @@ type Settings struct {
 	// AllowedToolsFlag reports that --allowed-tools was given: its list
 	// replaced tools.allowed, as in gemini-cli.
 	AllowedToolsFlag bool `json:"-"`
+
+	// adminPolicyDir is AGENTRY_ADMIN_POLICY_DIR (SystemPolicyDirs).
+	adminPolicyDir string
 }
 
 // MCPSettings are gemini-cli's mcp settings, which policy rules are made
