@@ -186,10 +186,11 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 		}
 		defer closeAvail()
 	}
+	policies := newPolicyLoader(p.warn)
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
 			SessionID: id, SessionService: store, Approver: sessApprover, RemoteAgents: remote.Invokers,
-			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail,
+			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail, Policies: policies.load(settings, true),
 		})
 	}
 	first, err := open(ctx, f.sessionID)
