@@ -173,6 +173,11 @@ type Call struct {
 	Interactive bool
 	// Trusted is true when the workspace is trusted.
 	Trusted bool
+	// Workspace is the workspace root. The shell heuristics use it to tell
+	// whether a read-only command's paths (and dir_path) stay inside, and
+	// additional_permissions paths are checked against it. "": unknown, so
+	// any absolute, home-relative or climbing path counts as outside.
+	Workspace string
 }
 
 // Result is the decision for a Call.
