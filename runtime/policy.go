@@ -415,11 +415,16 @@ func (p *Policy) AllowServer(server string) {
 		Mode: engineMode(p.Mode()), Interactive: true, Trusted: p.shared.trusted}, ProceedAlwaysServer)
 }
 
+// readOnlyPriority is the priority of gemini-cli's read-only.toml rules.
+const readOnlyPriority = 1.05
+
 // AddToolRules adds the rules a session's tools imply: gemini-cli's
 // ask_user rule for each remote agent an invoke_agent tool can call
-// (priority 1.13: a user's rule still allows it) and the allow rule of
-// each MCP server with trust: true (mcpServers.<s>.trust). A policy
-// shared with child sessions adds each once.
+// (priority 1.13: a user's rule still allows it), the allow rule of each
+// MCP server with trust: true (mcpServers.<s>.trust), and an allow rule
+// at read-only.toml's priority for each built-in tool of a read-only kind
+// (tools.Kind.ReadOnly). A policy shared with child sessions adds each
+// once.
 func (p *Policy) AddToolRules(ts []tools.Tool) error {
 	var trusted []string
 	var rules []policy.Rule
@@ -428,6 +433,12 @@ func (p *Policy) AddToolRules(ts []tools.Tool) error {
 			if server, _, trust := m.MCP(); trust && !slices.Contains(trusted, server) {
 				trusted = append(trusted, server)
 			}
+		} else if t.Kind().ReadOnly() {
+			// A built-in tool that only reads runs, as gemini-cli's
+			// read-only.toml allows its read-only tools by name: the
+			// same rule for agentry's tools it does not name.
+			rules = append(rules, policy.Rule{ToolName: t.Name(), Decision: policy.Allow, Priority: readOnlyPriority,
+				Source: "Default: read-only tool"})
 		}
 		if l, ok := t.(AgentLister); ok {
 			for _, a := range l.Agents() {
