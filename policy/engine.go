@@ -15,16 +15,18 @@ import (
 // It is safe for concurrent use: Check reads an immutable snapshot without
 // locking; Add replaces the snapshot.
 type Engine struct {
-	mu    sync.Mutex // serialises Add
-	snap  atomic.Pointer[[]compiled]
-	noAlw bool
+	mu      sync.Mutex // serialises Add
+	snap    atomic.Pointer[[]compiled]
+	noAlw   bool
+	parsers sync.Pool // *syntax.Parser, reused across checks
 }
 
 // compiled is a rule with what Check needs precomputed.
 type compiled struct {
 	rule      Rule
 	re        *regexp.Regexp
-	modes     uint8 // bit set of modes; 0: every mode
+	litPrefix string // a literal every match of re contains
+	modes     uint8  // bit set of modes; 0: every mode
 	nameKind  uint8
 	mcpServer string // nameMCPServer: the server of mcp_<srv>_*
 	mcpPrefix string // nameMCPServer: "mcp_<srv>_"
@@ -79,6 +81,7 @@ func New(rules []Rule, opts ...Option) (*Engine, error) {
 		f(&o)
 	}
 	e := &Engine{noAlw: o.noAlwaysAllow}
+	e.parsers.New = func() any { return newBashParser() }
 	cs, err := compileRules(rules)
 	if err != nil {
 		return nil, err
@@ -114,6 +117,9 @@ func compileRule(r Rule) (compiled, error) {
 		return compiled{}, fmt.Errorf("%w: decision %v. Rule source: %s", ErrInvalidRule, r.Decision, src)
 	}
 	r.Modes = slices.Clone(r.Modes)
+	if r.CommandPrefix != "" && r.ArgsPattern == "" {
+		r.ArgsPattern = CommandPrefixPattern(r.CommandPrefix)
+	}
 	c := compiled{rule: r}
 	for _, m := range r.Modes {
 		c.modes |= modeBit(m)
@@ -124,6 +130,7 @@ func compileRule(r Rule) (compiled, error) {
 			return compiled{}, fmt.Errorf("%w: argsPattern: %w. Rule source: %s", ErrInvalidRule, err, src)
 		}
 		c.re = re
+		c.litPrefix, _ = re.LiteralPrefix()
 	}
 	switch {
 	case r.ToolName == "*":
@@ -202,6 +209,7 @@ type checkCtx struct {
 	server      string
 	annotations map[string]any
 	workspace   string
+	parsers     *sync.Pool
 }
 
 func (x *checkCtx) defaultDecision() Decision {
@@ -230,9 +238,13 @@ func (e *Engine) Check(c Call) Result {
 		server:      c.Server,
 		annotations: c.Annotations,
 		workspace:   c.Workspace,
+		parsers:     &e.parsers,
 	}
-	if x.mode == "" {
+	switch x.mode {
+	case "":
 		x.mode = ModeDefault
+	case "auto_edit":
+		x.mode = ModeAutoEdit
 	}
 	x.modeBit = modeBit(x.mode)
 	name := c.Tool
@@ -375,7 +387,14 @@ func (x *checkCtx) matches(c *compiled, names []string, args map[string]any, aj 
 		}
 	}
 	if c.re != nil {
-		if args == nil || !c.re.MatchString(aj.get()) {
+		if args == nil {
+			return false
+		}
+		j := aj.get()
+		if c.litPrefix != "" && !strings.Contains(j, c.litPrefix) {
+			return false
+		}
+		if !c.re.MatchString(j) {
 			return false
 		}
 	}
@@ -412,16 +431,21 @@ func (x *checkCtx) nameMatch(c *compiled, name string) bool {
 	if c.shortFull != "" && name == c.shortFull {
 		return true
 	}
-	return c.ruleIsMCP && c.rule.ToolName == formatMCPToolNameCmp(x.server, name)
+	return c.ruleIsMCP && isMCPFullName(c.rule.ToolName, x.server, name)
 }
 
-// formatMCPToolNameCmp is formatMCPToolName for a comparison; it allocates
-// only when the server is not "*".
-func formatMCPToolNameCmp(server, tool string) string {
+// isMCPFullName reports whether full == formatMCPToolName(server, tool),
+// without building it.
+func isMCPFullName(full, server, tool string) bool {
 	if server == "*" || tool == "" || tool == "*" {
-		return formatMCPToolName(server, tool)
+		return full == formatMCPToolName(server, tool)
 	}
-	return mcpToolPrefix + server + "_" + tool
+	rest, ok := strings.CutPrefix(full, mcpToolPrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, server)
+	return ok && len(rest) == len(tool)+1 && rest[0] == '_' && rest[1:] == tool
 }
 
 // jsStrictEqual is JavaScript's === for annotation values: primitives by
@@ -486,7 +510,7 @@ func (x *checkCtx) shellHeuristics(command string, d Decision, dirPath string) D
 		}
 		return AskUser
 	}
-	if d == AskUser && isKnownSafeCommand(args, newWorkspaceView(x.workspace, dirPath)) {
+	if d == AskUser && isKnownSafeCommand(args, newWorkspaceView(x.workspace, dirPath), x.parsers) {
 		if outside {
 			return AskUser
 		}
@@ -499,7 +523,7 @@ func (x *checkCtx) downgradeForRedirection(command string, allowRedirection bool
 	if allowRedirection || x.mode == ModeAutoEdit || x.mode == ModeYolo {
 		return false
 	}
-	return hasRedirection(command)
+	return hasRedirection(command, x.parsers)
 }
 
 // checkShell is gemini-cli's checkShellCommand: the line parsed, every
@@ -508,7 +532,7 @@ func (x *checkCtx) checkShell(tool, command string, ruleDecision Decision, dirPa
 	if command == "" {
 		return ruleDecision, rule
 	}
-	parsed := parseCommandDetails(command)
+	parsed := parseCommandDetails(command, x.parsers)
 	if len(parsed.details) == 0 || parsed.hasError {
 		if ruleDecision == Deny {
 			return Deny, rule
@@ -627,12 +651,26 @@ func isEditTool(names []string) bool {
 		if n == "replace" || n == "write_file" {
 			return true
 		}
-		for _, t := range strings.FieldsFunc(strings.ToLower(n), func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9')
-		}) {
-			if editKeywords[t] {
+		// The lower-cased name split at every character that is not a
+		// letter or digit (an upper-case ASCII letter is lowered, so it
+		// does not split).
+		start := -1
+		for i := 0; i <= len(n); i++ {
+			alnum := false
+			if i < len(n) {
+				c := n[i]
+				alnum = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+			}
+			if alnum {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+			if start >= 0 && i-start <= 7 && editKeywords[strings.ToLower(n[start:i])] {
 				return true
 			}
+			start = -1
 		}
 	}
 	return false

@@ -145,6 +145,11 @@ func Parse(data []byte, tier Tier, source string) ([]Rule, []error) {
 		return nil, []error{fe("toml_parse", "TOML parsing failed", details,
 			"Check for syntax errors like missing quotes, brackets, or commas", -1)}
 	}
+	if msg := mixedArray(doc); msg != "" {
+		// gemini-cli's TOML parser (TOML 0.5) refuses what TOML 1.0 allows.
+		return nil, []error{fe("toml_parse", "TOML parsing failed", msg,
+			"Check for syntax errors like missing quotes, brackets, or commas", -1)}
+	}
 	raws, issues := validateFile(doc)
 	if len(issues) > 0 {
 		return nil, []error{fe("schema_validation", "Schema validation failed",
@@ -300,6 +305,58 @@ func validateShellSyntax(r rawRule, i int) string {
 	return ""
 }
 
+// mixedArray finds an inline array mixing value types, which TOML 0.5
+// (@iarna/toml, gemini-cli's parser) refuses.
+func mixedArray(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			if m := mixedArray(e); m != "" {
+				return m
+			}
+		}
+	case []any:
+		tables := true
+		for _, e := range x {
+			if _, ok := e.(map[string]any); !ok {
+				tables = false
+			}
+		}
+		if !tables && len(x) > 0 {
+			first := tomlTypeName(x[0])
+			for _, e := range x[1:] {
+				if t := tomlTypeName(e); t != first {
+					return "Inline lists must be a single type, not a mixture of " + first + " and " + t
+				}
+			}
+		}
+		for _, e := range x {
+			if m := mixedArray(e); m != "" {
+				return m
+			}
+		}
+	}
+	return ""
+}
+
+func tomlTypeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case int64:
+		return "integer"
+	case float64:
+		return "float"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "inline-table"
+	}
+	return "datetime"
+}
+
 // zodType is the type name zod reports for a TOML value.
 func zodType(v any) string {
 	switch x := v.(type) {
@@ -410,6 +467,9 @@ func optBool(m map[string]any, key, path string, issues *[]string) *bool {
 func enumIssue(v any, values string) string {
 	if s, ok := v.(string); ok {
 		return "Invalid enum value. Expected " + values + ", received '" + s + "'"
+	}
+	if f, ok := normalizeTOML(v).(float64); ok {
+		return "Invalid enum value. Expected " + values + ", received '" + string(appendJSNumber(nil, f)) + "'"
 	}
 	return "Expected " + values + ", received " + zodType(v)
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The shell heuristics of gemini-cli 0.61.0 (core/sandbox/utils/
@@ -320,7 +321,7 @@ func (w workspaceView) isFlagNotFile(arg string) bool {
 
 // isKnownSafeCommand: a read-only command whose paths stay in the
 // workspace, or `bash -c`/`-lc` of a script made only of such commands.
-func isKnownSafeCommand(args []string, w workspaceView) bool {
+func isKnownSafeCommand(args []string, w workspaceView, pool *sync.Pool) bool {
 	if len(args) == 0 {
 		return false
 	}
@@ -339,7 +340,7 @@ func isKnownSafeCommand(args []string, w workspaceView) bool {
 		if strings.ContainsAny(script, "()<>") {
 			return false
 		}
-		cmds := splitCommands(script)
+		cmds := splitCommands(script, pool)
 		if len(cmds) == 0 {
 			return false
 		}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -48,11 +49,14 @@ type parsedCommand struct {
 // parseBashCommandDetails over tree-sitter-bash, here over mvdan.cc/sh).
 // A syntax error, no command at all, or a ${x@P} prompt expansion make
 // hasError true.
-func parseCommandDetails(command string) parsedCommand {
+func parseCommandDetails(command string, pool *sync.Pool) parsedCommand {
 	if strings.TrimSpace(command) == "" {
 		return parsedCommand{hasError: true}
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if d, ok := simpleCommand(command); ok {
+		return parsedCommand{details: []cmdDetail{d}}
+	}
+	f, err := parseBash(command, pool)
 	if err != nil {
 		return parsedCommand{hasError: true}
 	}
@@ -60,12 +64,33 @@ func parseCommandDetails(command string) parsedCommand {
 	add := func(name string, start, end int) {
 		out.details = append(out.details, cmdDetail{name: name, text: strings.TrimSpace(command[start:end]), start: start})
 	}
+	// tree-sitter-bash puts a herestring after the arguments inside the
+	// command: its text runs to the herestring's end.
+	ends := map[*syntax.CallExpr]int{}
+	skip := map[*syntax.CallExpr]bool{}
+	skipCallOf := func(st *syntax.Stmt) {
+		if st == nil {
+			return
+		}
+		if call, ok := st.Cmd.(*syntax.CallExpr); ok {
+			skip[call] = true
+		}
+	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
+		case *syntax.Stmt:
+			if call, ok := x.Cmd.(*syntax.CallExpr); ok && len(call.Args) > 0 {
+				for _, r := range x.Redirs {
+					if r.Op == syntax.WordHdoc && r.Pos().Offset() > call.Pos().Offset() && int(r.End().Offset()) > ends[call] {
+						ends[call] = int(r.End().Offset())
+					}
+				}
+			}
 		case *syntax.CallExpr:
-			if len(x.Args) > 0 {
+			if len(x.Args) > 0 && !skip[x] {
 				w := x.Args[0]
-				add(normalizeCommandName(command[w.Pos().Offset():w.End().Offset()]), int(x.Pos().Offset()), int(x.End().Offset()))
+				end := max(int(x.End().Offset()), ends[x])
+				add(normalizeCommandName(command[w.Pos().Offset():w.End().Offset()]), int(x.Pos().Offset()), end)
 			}
 		case *syntax.DeclClause:
 			add(x.Variant.Value, int(x.Pos().Offset()), int(x.End().Offset()))
@@ -81,17 +106,21 @@ func parseCommandDetails(command string) parsedCommand {
 			case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
 				name = nameRedirIn
 			}
-			end := x.End()
-			if x.Hdoc != nil && x.Word != nil {
-				end = x.Word.End()
-			}
-			add(name, int(x.Pos().Offset()), int(end.Offset()))
-		case *syntax.CmdSubst:
-			name := nameCmdSubst
-			if x.Backquotes {
-				name = nameBacktick
-			}
 			add(name, int(x.Pos().Offset()), int(x.End().Offset()))
+		case *syntax.CmdSubst:
+			// tree-sitter-bash parses `…` as a command substitution too.
+			add(nameCmdSubst, int(x.Pos().Offset()), int(x.End().Offset()))
+		case *syntax.TimeClause:
+			// tree-sitter-bash reads "time cmd args" as the command time.
+			add("time", int(x.Pos().Offset()), int(x.End().Offset()))
+			skipCallOf(x.Stmt)
+		case *syntax.CoprocClause:
+			add("coproc", int(x.Pos().Offset()), int(x.End().Offset()))
+			skipCallOf(x.Stmt)
+		case *syntax.LetClause:
+			add("let", int(x.Pos().Offset()), int(x.End().Offset()))
+		case *syntax.ArithmCmd:
+			add("((", int(x.Pos().Offset()), int(x.End().Offset()))
 		case *syntax.ProcSubst:
 			add(nameProcSubst, int(x.Pos().Offset()), int(x.End().Offset()))
 		case *syntax.Subshell:
@@ -110,6 +139,48 @@ func parseCommandDetails(command string) parsedCommand {
 	return out
 }
 
+// parseBash parses a line as bash, with a parser from pool (an Engine's)
+// when there is one.
+func parseBash(command string, pool *sync.Pool) (*syntax.File, error) {
+	if pool == nil {
+		return newBashParser().Parse(strings.NewReader(command), "")
+	}
+	p := pool.Get().(*syntax.Parser)
+	defer pool.Put(p)
+	return p.Parse(strings.NewReader(command), "")
+}
+
+func newBashParser() *syntax.Parser { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
+
+// bashReserved are the words that start something other than a simple
+// command in bash.
+var bashReserved = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "fi": true, "for": true,
+	"in": true, "do": true, "done": true, "while": true, "until": true, "case": true, "esac": true, "select": true,
+	"function": true, "time": true, "coproc": true, "{": true, "}": true, "!": true}
+
+// simpleCommand is the parse of a line that is one simple command of plain
+// words (letters, digits and -_./,:@%+, no assignment, no reserved word):
+// what the full parse would find, without it.
+func simpleCommand(command string) (cmdDetail, bool) {
+	for i := 0; i < len(command); i++ {
+		c := command[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == ' ' || c == '\t' ||
+			c == '-' || c == '_' || c == '.' || c == '/' || c == ',' || c == ':' || c == '@' || c == '%' || c == '+') {
+			return cmdDetail{}, false
+		}
+	}
+	text := strings.Trim(command, " \t")
+	end := strings.IndexAny(text, " \t")
+	if end < 0 {
+		end = len(text)
+	}
+	name := text[:end]
+	if bashReserved[name] {
+		return cmdDetail{}, false
+	}
+	return cmdDetail{name: name, text: text, start: len(command) - len(strings.TrimLeft(command, " \t"))}, true
+}
+
 // normalizeCommandName strips the quotes around a command name.
 func normalizeCommandName(raw string) string {
 	if len(raw) >= 2 {
@@ -124,11 +195,11 @@ func normalizeCommandName(raw string) string {
 // hasRedirection reports whether a command line redirects to or from a file
 // (a file redirect, a heredoc or a herestring anywhere in it). A line that
 // does not parse counts when it holds "<" or ">".
-func hasRedirection(command string) bool {
+func hasRedirection(command string, pool *sync.Pool) bool {
 	if !strings.ContainsAny(command, "<>") {
 		return false
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	f, err := parseBash(command, pool)
 	if err != nil {
 		return true
 	}
@@ -144,8 +215,8 @@ func hasRedirection(command string) bool {
 
 // splitCommands is gemini-cli's splitCommands: the texts of the commands of
 // a line, none when it does not parse.
-func splitCommands(command string) []string {
-	p := parseCommandDetails(command)
+func splitCommands(command string, pool *sync.Pool) []string {
+	p := parseCommandDetails(command, pool)
 	if p.hasError {
 		return nil
 	}
@@ -160,11 +231,11 @@ func splitCommands(command string) []string {
 
 // commandRoots is gemini-cli's getCommandRoots: the names of the commands
 // of a line, in order, none when it does not parse.
-func commandRoots(command string) []string {
+func commandRoots(command string, pool *sync.Pool) []string {
 	if command == "" {
 		return nil
 	}
-	p := parseCommandDetails(command)
+	p := parseCommandDetails(command, pool)
 	if p.hasError {
 		return nil
 	}
@@ -182,6 +253,9 @@ var shellWrapperRE = regexp.MustCompile(`(?i)^\s*(?:(?:(?:\S+/)?(?:sh|bash|zsh))
 // stripShellWrapper is gemini-cli's stripShellWrapper: `bash -c "…"` (sh,
 // zsh, cmd.exe /c, powershell/pwsh -Command) becomes the inner command.
 func stripShellWrapper(command string) string {
+	if !containsFoldASCII(command, "-c") && !containsFoldASCII(command, "/c") {
+		return strings.TrimSpace(command) // the wrapper pattern needs one of them
+	}
 	m := shellWrapperRE.FindStringIndex(command)
 	if m == nil {
 		return strings.TrimSpace(command)
@@ -198,6 +272,15 @@ func stripShellWrapper(command string) string {
 		return inner[1 : len(inner)-1]
 	}
 	return inner
+}
+
+func containsFoldASCII(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // The chunker of shell-quote's parse (as gemini-cli 0.61.0 bundles it).

@@ -131,7 +131,8 @@ type Rule struct {
 	// arguments JSON.
 	ArgsPattern string
 	// CommandPrefix is set when the rule came from commandPrefix (kept for
-	// saving); ArgsPattern then holds its regular expression.
+	// saving); ArgsPattern then holds its regular expression (New builds it
+	// when ArgsPattern is empty).
 	CommandPrefix string
 	// Decision is what the rule decides.
 	Decision Decision
@@ -157,7 +158,10 @@ type Rule struct {
 type Call struct {
 	// Tool is the name the model called; MCP tools as declared to the model.
 	Tool string
-	// Server is the MCP server's name, "" for a built-in tool.
+	// Server is the MCP server's name, "" for a built-in tool. When set,
+	// the call is matched under gemini-cli's name for it,
+	// mcp_<Server>_<ServerTool> (ServerTool defaulting to Tool), whatever
+	// name it was declared under.
 	Server string
 	// ServerTool is the tool's own name on its MCP server ("" for built-in).
 	ServerTool string
@@ -167,7 +171,8 @@ type Call struct {
 	Annotations map[string]any
 	// Subagent is the subagent that issued the call, "" for the main agent.
 	Subagent string
-	// Mode is the session's approval mode.
+	// Mode is the session's approval mode ("" is default; "auto_edit" is
+	// read as autoEdit).
 	Mode Mode
 	// Interactive is true when someone can answer an ask.
 	Interactive bool
