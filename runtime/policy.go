@@ -418,6 +418,11 @@ func (p *Policy) AllowServer(server string) {
 // readOnlyPriority is the priority of gemini-cli's read-only.toml rules.
 const readOnlyPriority = 1.05
 
+// defaultDecision reports gemini-cli's read-only tools its bundled
+// policies leave to the default decision (ask, or deny without a human):
+// agentry adds no read-only rule for them either.
+func defaultDecision(tool string) bool { return tool == "read_many_files" }
+
 // AddToolRules adds the rules a session's tools imply: gemini-cli's
 // ask_user rule for each remote agent an invoke_agent tool can call
 // (priority 1.13: a user's rule still allows it), the allow rule of each
@@ -433,7 +438,7 @@ func (p *Policy) AddToolRules(ts []tools.Tool) error {
 			if server, _, trust := m.MCP(); trust && !slices.Contains(trusted, server) {
 				trusted = append(trusted, server)
 			}
-		} else if t.Kind().ReadOnly() {
+		} else if t.Kind().ReadOnly() && !defaultDecision(t.Name()) {
 			// A built-in tool that only reads runs, as gemini-cli's
 			// read-only.toml allows its read-only tools by name: the
 			// same rule for agentry's tools it does not name.
