@@ -57,7 +57,9 @@ func TestEngineDecisionsThroughScheduler(t *testing.T) {
 		return &fakeWriter{fakeTool: fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}}
 	}
 	read := func() tools.Tool { return &fakeTool{ToolName: "read_file", ToolKind: tools.KindRead} }
-	agent := func() tools.Tool { return &remoteAgentTool{fakeTool{ToolName: "invoke_agent", ToolKind: tools.KindAgent}} }
+	agent := func() tools.Tool {
+		return &remoteAgentTool{fakeTool{ToolName: "invoke_agent", ToolKind: tools.KindAgent}}
+	}
 	trusted := func() tools.Tool {
 		return &trustedTool{serverTool{fakeTool: fakeTool{ToolName: "issues", ToolKind: tools.KindOther}, server: "gh"}}
 	}
