@@ -60,14 +60,14 @@ type serveFlags struct {
 }
 
 // serveFlagKeys maps serve's flags to settings keys.
-var serveFlagKeys = map[string]string{
+var serveFlagKeys = withPolicyFlags(map[string]string{
 	"model":         "model.name",
 	"approval-mode": "general.defaultApprovalMode",
 	"allowed-tools": "tools.allowed",
 	"max-tasks":     "a2a.maxTasks",
 	"on-disconnect": "a2a.onDisconnect",
 	"ide":           "ide.enabled",
-}
+})
 
 func newServeCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
 	f := &serveFlags{}
