@@ -162,3 +162,32 @@ func TestPolicyFlagAndAllowedTools(t *testing.T) {
 		t.Errorf("touch: %v, want gemini-cli's denial", results[1])
 	}
 }
+
+// TestAlwaysAndSaveOverA2A: `agentry a2a` answers a served session's
+// confirmation with s (proceed_always_and_save); the rule lands in
+// ~/.agentry/policies and a new headless run honours it.
+func TestAlwaysAndSaveOverA2A(t *testing.T) {
+	e := policyEnv(t)
+	e.set("AGENTRY_A2A_TOKEN=" + a2aToken)
+	replay := e.replayFile(
+		[]map[string]any{call("run_shell_command", map[string]any{"command": "touch served.txt"})},
+		[]map[string]any{text("Touched.")},
+	)
+	srv := e.serve("--port", "0", "-w", e.ws, "-m", "replay:"+replay)
+	r := e.a2a("s\n", srv.url, "touch a file")
+	if r.code != 0 || r.stdout != "Touched.\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s\nserver:\n%s", r.code, r.stdout, r.stderr, srv.errText())
+	}
+	wantStderr(t, r, "Answer [y/a/s/n]: s")
+	saved := filepath.Join(e.home, ".agentry", "policies", "auto-saved.toml")
+	if data, err := os.ReadFile(saved); err != nil || !strings.Contains(string(data), "touch") {
+		t.Fatalf("%s: %q, %v", saved, data, err)
+	}
+	next := e.replayFile(
+		[]map[string]any{call("run_shell_command", map[string]any{"command": "touch later.txt"})},
+		[]map[string]any{text("done")},
+	)
+	if _, results := e.toolResults(next); results[0]["status"] != "success" {
+		t.Errorf("the rule saved over A2A did not allow the command: %v", results[0])
+	}
+}
