@@ -15,10 +15,11 @@ import (
 )
 
 // Commands lists the server's slash commands (commands/get), for /help,
-// completion and ParseCommand.
+// completion and ParseCommand: the server's own and the MCP prompts of
+// this session's context.
 func (s *Session) Commands(ctx context.Context) ([]devtool.SlashCommand, error) {
 	var resp devtool.GetAllSlashCommandsResponse
-	if err := s.conn.Call(ctx, "commands/get", nil, &resp); err != nil {
+	if err := s.conn.Call(ctx, "commands/get", map[string]string{"context_id": s.ID()}, &resp); err != nil {
 		return nil, fmt.Errorf("attach: list the commands: %w", err)
 	}
 	return resp.Commands, nil
@@ -28,7 +29,9 @@ func (s *Session) Commands(ctx context.Context) ([]devtool.SlashCommand, error) 
 // session's context and writes its output with out: tui.Config's
 // RunCommand. The server answers with the execution's status, then the
 // command's output as updates, to the final one; a command that cannot
-// start fails with the server's reason.
+// start fails with the server's reason. A command that starts a turn (an
+// MCP prompt) ends when the turn's task appears: the turn is announced on
+// Turns as others' are.
 func (s *Session) Run(ctx context.Context, path []string, args string, out func(string)) error {
 	if out == nil {
 		out = func(string) {}
@@ -56,6 +59,11 @@ func (s *Session) Run(ctx context.Context, path []string, args string, out func(
 				return fmt.Errorf("%s: %s", name, msg)
 			}
 			continue
+		}
+		if _, ok := f.Event.(*a2a.Task); ok {
+			// The command started a turn on the context (an MCP prompt):
+			// this session follows it as a turn of the session's.
+			return nil
 		}
 		u, ok := f.Event.(*a2a.TaskStatusUpdateEvent)
 		if !ok {

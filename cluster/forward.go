@@ -25,10 +25,10 @@ const ForwardedHeader = "X-Agentry-Forwarded"
 
 // Handler returns next behind the cluster's router. It finds the context
 // a request is about — a JSON-RPC message's contextId or taskId, a task
-// id (resolved through Config.Tasks), command/execute's context_id, a
-// REST path's task or message, /ws's contextId query parameter, a gRPC
-// call's first message (its message's context or task, its task, a
-// ListTasks's context_id) — and serves it with next when this replica
+// id (resolved through Config.Tasks), commands/get's and
+// command/execute's context_id, a REST path's task or message, /ws's
+// contextId query parameter, a gRPC call's first message (its message's
+// context or task, its task, a ListTasks's context_id) — and serves it with next when this replica
 // holds the context's lease or can take it; otherwise it forwards the
 // request, streams, WebSocket upgrades and gRPC calls (over HTTP/2,
 // SendLiveMessage's two streams included) to the holder's advertised URL
@@ -202,9 +202,10 @@ func (n *Node) contextOf(r *http.Request) (contextID, subTask string, err error)
 			// A context's listing is its holder's: its tasks under way
 			// are in the holder's memory.
 			return firstOf(env.Params.ContextID, env.Params.CommandContext), "", nil
-		case "commands/get", "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
+		case "GetExtendedAgentCard", "agent/getAuthenticatedExtendedCard":
 			return "", "", nil
-		case "command/execute":
+		case "commands/get", "command/execute":
+			// commands/get with a context lists its MCP prompts too.
 			return env.Params.CommandContext, "", nil
 		}
 		id, err := n.paramsContext(r.Context(), env.Params)

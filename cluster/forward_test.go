@@ -119,6 +119,8 @@ func TestForwarding(t *testing.T) {
 		{"1.0 get task", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"task-a"}}`, "a"},
 		{"0.3 cancel", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"tasks/cancel","params":{"id":"task-a"}}`, "a"},
 		{"push config by taskId", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"GetTaskPushNotificationConfig","params":{"taskId":"task-a","id":"cfg"}}`, "a"},
+		{"commands/get of a's context", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"commands/get","params":{"context_id":"ctx-a"}}`, "a"},
+		{"commands/get", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"commands/get"}`, "b"},
 		{"command/execute", http.MethodPost, "/", `{"jsonrpc":"2.0","id":1,"method":"command/execute","params":{"command_path":["stats"],"context_id":"ctx-a"}}`, "a"},
 		{"REST send", http.MethodPost, "/rest/message:send", `{"message":{"context_id":"ctx-a","messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, "a"},
 		{"REST cancel", http.MethodPost, "/rest/tasks/task-a:cancel", `{}`, "a"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentry-dev/agentry/compression"
 	"github.com/agentry-dev/agentry/runstats"
@@ -63,10 +64,7 @@ func (r *Registry) builtin() []Command {
 			Arguments:   []Argument{{Name: "mode", Description: "plan (read-only tools), default (ask before changes), auto_edit (file edits run) or yolo (everything runs)"}},
 			NeedsTarget: true, Run: runApprovalMode,
 		},
-		Command{
-			Name: "mcp", Description: "List the conversation's MCP servers and their tools",
-			NeedsTarget: true, Run: runMCP,
-		},
+		r.mcpCommand(),
 		Command{
 			Name: "agents", Description: "List the subagents the conversation can hand tasks to",
 			NeedsTarget: true, Run: runAgents,
@@ -292,4 +290,26 @@ func runAgents(_ context.Context, t Target, args string, out func(string)) error
 	}
 	out(b.String())
 	return nil
+}
+
+// mcpCommand is /mcp, with /mcp auth SERVER when the driver can walk an
+// MCP server's OAuth flow (Config.MCPAuth).
+func (r *Registry) mcpCommand() Command {
+	c := Command{
+		Name: "mcp", Description: "List the conversation's MCP servers and their tools",
+		NeedsTarget: true, Run: runMCP,
+	}
+	if r.cfg.MCPAuth != nil {
+		c.SubCommands = []Command{{
+			Name: "auth", Description: "Authorize agentry with an MCP server that needs OAuth and store the token",
+			Arguments: []Argument{{Name: "server", Description: "The server's name in mcpServers", Required: true}},
+			Run: func(ctx context.Context, _ Target, args string, out func(string)) error {
+				if args == "" || strings.ContainsFunc(args, unicode.IsSpace) {
+					return errors.New("usage: /mcp auth SERVER")
+				}
+				return r.cfg.MCPAuth(ctx, args, out)
+			},
+		}}
+	}
+	return c
 }

@@ -13,6 +13,12 @@
 // it. A driver adds its own commands (the terminal's /quit, /clear,
 // /help) through Config.Extra, so that they parse, list and complete with
 // the rest.
+//
+// A conversation's MCP prompts are commands too, gemini-cli's way
+// (/<prompt> with --name=value or positional arguments, /<prompt> help):
+// Registry.For adds those of a Target that offers them (Prompter), and
+// running one returns a Submission, the turn the driver sends to the
+// model.
 package commands
 
 import (
@@ -99,6 +105,9 @@ type Command struct {
 	// NeedsTarget is set when the command acts on a conversation: Run
 	// then needs a Target.
 	NeedsTarget bool
+	// MCPServer is, for the command of an MCP prompt (Registry.For), the
+	// server offering it: help and completion mark such commands.
+	MCPServer string
 	// Run runs the command with its arguments (trimmed), writing its
 	// output through out; t is nil for a command that needs no target
 	// when none is given. Nil for a command that only has subcommands.
@@ -153,10 +162,19 @@ type Config struct {
 	// after /memory add (the A2A server's contexts); nil reloads the
 	// target's alone, when there is one.
 	ReloadAll func(ctx context.Context) error
+	// MCPAuth, when set, adds /mcp auth SERVER: it walks the server's
+	// OAuth flow, showing the authorization URL through out, and stores
+	// the token (the terminal's mcpauth flow).
+	MCPAuth func(ctx context.Context, server string, out func(string)) error
 	// Extra are the driver's own commands, listed after the built-in
 	// ones: the terminal's /quit (alias exit), /clear (alias new), /help.
 	// A name or alias may not repeat one of another command.
 	Extra []Command
+	// Reserved are the names (and aliases) of the commands a driver runs
+	// before the registry sees a line (the terminal's /help, /quit, …): an
+	// MCP prompt by one of these names is renamed as one colliding with a
+	// built-in command is (Registry.For).
+	Reserved []string
 }
 
 // Registry holds the commands and runs them. It is safe for concurrent
@@ -303,7 +321,8 @@ func cutWord(s string) (word, rest string) {
 // (one call per message). t is the conversation; it may be nil for a
 // command that needs none (/memory show and add), and a command that
 // needs one fails with ErrNoTarget without it. An unknown command fails
-// with ErrUnknown; otherwise the error is the command's.
+// with ErrUnknown; otherwise the error is the command's — a *Submission
+// for a command whose result is the user's next turn (an MCP prompt).
 func (r *Registry) Run(ctx context.Context, t Target, path []string, args string, out func(string)) error {
 	c, err := r.Lookup(path)
 	if err != nil {

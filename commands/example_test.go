@@ -2,8 +2,10 @@ package commands_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/agentry-dev/agentry/commands"
 	"github.com/agentry-dev/agentry/runtime"
@@ -45,4 +47,44 @@ func ExampleRegistry() {
 	// error: unknown command /teleport (commands: model, rewind, tools, restore, stats, compress, approval-mode, mcp, agents, quit)
 	// Bye.
 	// "hello" is a prompt
+}
+
+// weatherPrompts is an MCP server's prompts as a session sees them.
+type weatherPrompts struct{}
+
+func (weatherPrompts) Prompts(context.Context) ([]runtime.PromptInfo, error) {
+	return []runtime.PromptInfo{{Server: "weather", Name: "forecast", Description: "Ask for a forecast",
+		Arguments: []runtime.PromptArgument{{Name: "city", Required: true}, {Name: "days"}}}}, nil
+}
+
+func (weatherPrompts) GetPrompt(_ context.Context, _, _ string, args map[string]string) ([]runtime.ContentPart, error) {
+	return []runtime.ContentPart{runtime.TextPart("Forecast for " + args["city"] + " over " + args["days"] + " days?")}, nil
+}
+
+// A session's MCP prompts are commands of the registry For returns;
+// running one gives the turn to send to the model.
+func ExampleRegistry_For() {
+	ctx := context.Background()
+	sess, err := runtime.New(ctx, runtime.Config{Model: "gemini-2.5-flash", Resolver: llm.NewResolver(llm.ResolverConfig{}), Prompts: weatherPrompts{}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sess.Close()
+	reg, err := commands.New(commands.Config{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	withPrompts := reg.For(ctx, sess)
+	path, args, _ := withPrompts.Parse(`/forecast "New York" --days=3`)
+	err = withPrompts.Run(ctx, sess, path, args, nil)
+	var sub *commands.Submission
+	if errors.As(err, &sub) {
+		fmt.Println(sub.Message.Content[0].Text)
+	}
+	_ = withPrompts.Run(ctx, sess, []string{"forecast", "help"}, "", func(help string) {
+		fmt.Println(strings.SplitN(help, "\n", 2)[0])
+	})
+	// Output:
+	// Forecast for New York over 3 days?
+	// Arguments for "forecast":
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/agentry-dev/agentry/internal/version"
 	"github.com/agentry-dev/agentry/loopdetect"
 	"github.com/agentry-dev/agentry/masking"
+	"github.com/agentry-dev/agentry/mcpauth"
 	"github.com/agentry-dev/agentry/mcptools"
 	"github.com/agentry-dev/agentry/plugins/lease"
 	"github.com/agentry-dev/agentry/processors"
@@ -114,6 +115,11 @@ type Options struct {
 	// gemini-cli. nil means no IDE, at no cost (an interface holding a nil
 	// pointer is not nil: leave the field unset instead).
 	IDEContext idecontext.IDE
+	// MCPAuthPrompt shows the authorization URL of an MCP server that
+	// needs OAuth (package mcpauth) to someone who can open it; nil
+	// (headless runs, servers) makes a server without a usable token fail
+	// with the error telling the user to run `agentry mcp auth NAME`.
+	MCPAuthPrompt mcpauth.Prompt
 	// HTTPClient is used for model APIs when set.
 	HTTPClient *http.Client
 	// Now and NewID make time and ids deterministic in tests.
@@ -219,7 +225,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	sessionTools, instruction, err := toolsFor(ctx, s, opts, set, parentOf{
+	sessionTools, instruction, prompts, err := toolsFor(ctx, s, opts, set, parentOf{
 		sessionID: st.id, svc: st.svc, routes: routes, resolver: resolver, tel: tel, policy: policy,
 	}, &cl)
 	if err != nil {
@@ -263,6 +269,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 			return nil
 		},
 		Tools:          sessionTools,
+		Prompts:        prompts,
 		Policy:         policy,
 		Approver:       opts.Approver,
 		SessionService: st.svc,
@@ -495,18 +502,18 @@ type parentOf struct {
 // definition's subset of the parent's tools (its MCP servers' connections
 // included) and complete_task, never another agent tool; its prompt is
 // its definition's.
-func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.Set, p parentOf, cl *closers) ([]tools.Tool, string, error) {
+func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.Set, p parentOf, cl *closers) ([]tools.Tool, string, runtime.PromptSource, error) {
 	if c := opts.child; c != nil {
 		sessionTools, missing := c.tools(append(set.Tools(), c.mcp...))
 		if len(missing) > 0 {
 			logger(opts).Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
 				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
 		}
-		return sessionTools, c.def.SystemPrompt + subagents.Rules, nil
+		return sessionTools, c.def.SystemPrompt + subagents.Rules, nil, nil
 	}
-	mcpTools, closeMCP, err := mcpToolset(ctx, s, set, opts.Logger)
+	mcpTools, closeMCP, prompts, err := mcpToolset(ctx, s, set, opts.Logger, opts.MCPAuthPrompt)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	cl.add(closeMCP)
 	sessionTools := append(set.Tools(), mcpTools...)
@@ -515,7 +522,7 @@ func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.
 		sessionTools = append(sessionTools, st)
 		cl.add(closeAgents)
 	}
-	return sessionTools, runtime.SystemPrompt, nil
+	return sessionTools, runtime.SystemPrompt, prompts, nil
 }
 
 // childSessions returns the factory of a session's subagent child
@@ -717,26 +724,32 @@ func childEnv(s *config.Settings, enabled bool) []string {
 // the settings name, so they are connected only in a trusted workspace, as
 // gemini-cli does. A server that fails is reported and left out; a tool
 // whose name a built-in tool has, or that tools.exclude names, is left out.
-func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger) ([]tools.Tool, func() error, error) {
+// The servers' prompts are the session's slash commands (mcpPrompts).
+func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger, prompt mcpauth.Prompt) ([]tools.Tool, func() error, runtime.PromptSource, error) {
 	none := func() error { return nil }
 	if len(s.MCPServers) == 0 {
-		return nil, none, nil
+		return nil, none, nil, nil
 	}
 	if log == nil {
 		log = slog.Default()
 	}
 	if !s.Trusted {
 		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
-		return nil, none, nil
+		return nil, none, nil, nil
 	}
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
-	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version()})
+	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version(),
+		OAuth: MCPOAuth(s, prompt, log)})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
+		return nil, nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
 	}
 	all, errs := m.Tools(ctx)
 	for _, err := range errs {
+		if are := (*mcpauth.AuthRequiredError)(nil); errors.As(err, &are) {
+			log.Warn(are.Error() + "; its tools are left out")
+			continue
+		}
 		log.Warn("MCP server unavailable; its tools are left out", "err", err)
 	}
 	taken := map[string]bool{}
@@ -754,7 +767,7 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		}
 		out = append(out, t)
 	}
-	return out, m.Close, nil
+	return out, m.Close, newMCPPrompts(ctx, m, log), nil
 }
 
 // mcpTool is implemented by MCP tools: their server and tool names.

@@ -98,6 +98,14 @@ type MCPServerSettings struct {
 	// Headers are sent with every HTTP request; values may refer to
 	// environment variables like Env's.
 	Headers map[string]string `json:"headers,omitempty"`
+	// OAuth configures OAuth for an HTTP server (gemini-cli's
+	// mcpServers.<name>.oauth); see MCPOAuthSettings.
+	OAuth *MCPOAuthSettings `json:"oauth,omitempty"`
+	// AuthProviderType is gemini-cli's authProviderType. Only
+	// "dynamic_discovery" (OAuth discovered from the server, the default)
+	// is supported; Google credentials and service-account impersonation
+	// are refused.
+	AuthProviderType string `json:"authProviderType,omitempty"`
 	// Timeout is the per-call timeout in milliseconds; zero means 10
 	// minutes (gemini-cli's MCP_DEFAULT_TIMEOUT_MSEC). It also bounds connecting and listing tools, but
 	// never to less than 30 seconds.
@@ -148,5 +156,5 @@ func (c MCPServerSettings) Validate(name string) error {
 	} else if len(c.Headers) > 0 {
 		return fmt.Errorf("mcp server %q: headers needs url or httpUrl", name)
 	}
-	return nil
+	return c.validateAuth(name)
 }

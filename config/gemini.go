@@ -174,8 +174,12 @@ func (g *geminiWalk) structured(n *node, val any) {
 	kept := map[string]any{}
 	for _, name := range sortedKeys(m) {
 		raw, err := json.Marshal(map[string]any{name: m[name]})
+		var v any
 		if err == nil {
-			_, err = decodeJSON(n, raw)
+			v, err = decodeJSON(n, raw)
+		}
+		if err == nil {
+			err = geminiEntryUsable(v, name)
 		}
 		if err != nil {
 			g.invalid = append(g.invalid, fmt.Sprintf("%s.%s: %s", n.key, name, jsonProblem(err)))
@@ -196,6 +200,22 @@ func (g *geminiWalk) structured(n *node, val any) {
 		return
 	}
 	g.out[n.key] = v
+}
+
+// geminiEntryUsable refuses a gemini-cli mcpServers entry agentry cannot
+// run (an authProviderType it lacks), so that it is ignored with a warning
+// as an unknown field is, rather than failing every session.
+func geminiEntryUsable(v any, name string) error {
+	servers, ok := v.(map[string]MCPServerSettings)
+	if !ok {
+		return nil
+	}
+	if sc, ok := servers[name]; ok {
+		if err := sc.validateAuth(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // geminiSettingsPath returns gemini-cli's settings file in dir (a home

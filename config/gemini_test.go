@@ -34,7 +34,9 @@ func TestGeminiUserSettings(t *testing.T) {
 	  "telemetry": {"enabled": false, "target": "local"},
 	  "mcpServers": {
 	    "good": {"command": "srv", "args": ["-x"]},
-	    "oauth": {"httpUrl": "https://example.com/mcp", "oauth": {"enabled": true}}
+	    "oauth": {"httpUrl": "https://example.com/mcp", "oauth": {"enabled": true, "scopes": ["read"]}},
+	    "tcp": {"tcp": "127.0.0.1:9"},
+	    "gcp": {"url": "https://x.run.app/mcp", "authProviderType": "google_credentials"}
 	  }
 	}`
 	tests := []struct {
@@ -58,13 +60,14 @@ func TestGeminiUserSettings(t *testing.T) {
 				if !slices.Equal(s.Tools.Allowed, []string{"read_file"}) || !slices.Equal(s.Tools.Exclude, []string{"glob"}) {
 					t.Errorf("tools = %+v", s.Tools)
 				}
-				if len(s.MCPServers) != 1 || s.MCPServers["good"].Command != "srv" {
-					t.Errorf("mcpServers = %+v, want only the one agentry can run", s.MCPServers)
+				if o := s.MCPServers["oauth"].OAuth; len(s.MCPServers) != 2 || s.MCPServers["good"].Command != "srv" || o == nil || !o.Enabled || !slices.Equal(o.Scopes, []string{"read"}) {
+					t.Errorf("mcpServers = %+v, want only the two agentry can run (the OAuth one with its oauth object)", s.MCPServers)
 				}
 			},
 			warnings: []string{`{gemini}: ignoring gemini-cli settings agentry does not share: general.previewFeatures, general.vimMode, ` +
 				`security.auth, security.folderTrust, telemetry.target, tools.shell.showColor, ui (agentry's own settings go in ~/.agentry/settings.json); ` +
-				`ignoring values agentry cannot use: mcpServers.oauth: unknown field "oauth"`},
+				`ignoring values agentry cannot use: mcpServers.gcp: mcp server "gcp": authProviderType "google_credentials" is not supported by agentry (only "dynamic_discovery"); ` +
+				`mcpServers.tcp: unknown field "tcp"`},
 		},
 		{
 			name:   "agentry's user file wins",

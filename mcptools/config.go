@@ -90,6 +90,10 @@ type Config struct {
 	// process's whole environment: a reference is the user's own choice
 	// of what to pass.
 	ExpandEnv []string
+	// OAuth, when set, returns the OAuth handler of an HTTP server
+	// (package mcpauth's), asked at each connection; nil, or a nil
+	// result, means the server's requests carry no token. See auth.go.
+	OAuth OAuthFunc
 	// Logger receives connection events and servers' stderr (at debug
 	// level); nil means slog.Default().
 	Logger *slog.Logger

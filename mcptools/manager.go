@@ -39,6 +39,7 @@ const stdioGrace = 2 * time.Second
 // are safe for concurrent use.
 type Manager struct {
 	log     *slog.Logger
+	oauth   OAuthFunc
 	names   []string // sorted, so tool naming is deterministic
 	servers map[string]*server
 
@@ -85,6 +86,7 @@ func New(cfg Config) (*Manager, error) {
 		servers: make(map[string]*server, len(cfg.Servers)),
 		ctx:     ctx,
 		cancel:  cancel,
+		oauth:   cfg.OAuth,
 	}
 	for name, sc := range cfg.Servers {
 		m.servers[name] = &server{
@@ -215,6 +217,8 @@ type server struct {
 	connected bool             // a session was established at least once
 	tools     map[string]*mcp.Tool
 
+	promptState // prompts.go
+
 	// Progress routing: the SDK delivers every progress notification of a
 	// client to one handler, so calls register a sink under a fresh token.
 	callsMu   sync.Mutex
@@ -344,6 +348,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 		// advertises nothing rather than the SDK's default roots.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: s.onProgress,
+		PromptListChangedHandler:    s.onPromptsChanged,
 	})
 	var (
 		transport mcp.Transport
@@ -371,8 +376,9 @@ func (s *server) connectLocked(ctx context.Context) error {
 		}
 	} else {
 		transport = &mcp.StreamableClientTransport{
-			Endpoint:   endpoint(s.cfg),
-			HTTPClient: &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.headers()}},
+			Endpoint:     endpoint(s.cfg),
+			HTTPClient:   &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.headers()}},
+			OAuthHandler: s.oauthHandler(),
 		}
 	}
 	sess, err := client.Connect(ctx, transport, nil)

@@ -154,7 +154,7 @@ func (h *httpHandler) jsonrpc(w http.ResponseWriter, r *http.Request) {
 		h.writeRPCError(w, r, env.Method, env.ID, a2a.NewError(a2a.ErrMethodNotFound, liveGRPCOnly))
 		return
 	case "commands/get":
-		h.s.commandsGet(w, env)
+		h.s.commandsGet(w, r, env)
 		return
 	case "command/execute":
 		h.s.commandExecute(w, r, env)

@@ -115,6 +115,10 @@ type Config struct {
 	// OnClose functions run when the session closes.
 	OnClose []func() error
 
+	// Prompts, when set, is where the session's MCP prompts come from
+	// (Session.Prompts and GetPrompt, for the slash commands).
+	Prompts PromptSource
+
 	// Recorder is Transcript's recorder when the caller opened it (for
 	// masking's persist hook); the caller closes it (see OnClose).
 	Recorder *Recorder
@@ -139,7 +143,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		workspace: cfg.Workspace, maxTurns: cfg.MaxTurns, resolver: cfg.Resolver,
 		sessionSource: or(cfg.SessionSource, "startup"),
 		now:           cfg.Now, newID: cfg.NewID, closers: cfg.OnClose, tools: map[string]tools.Tool{},
-		reloadMemory: cfg.ReloadMemory,
+		reloadMemory: cfg.ReloadMemory, prompts: cfg.Prompts,
 	}
 	if sc.now == nil {
 		sc.now = defaultNow

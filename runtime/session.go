@@ -452,6 +452,7 @@ type sessionConfig struct {
 	now                                   func() time.Time
 	newID                                 func() string
 	closers                               []func() error
+	prompts                               PromptSource
 }
 
 func defaultNow() time.Time { return time.Now() }

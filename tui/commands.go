@@ -10,6 +10,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/agentry-dev/agentry/runtime"
 )
 
 // commandRun is a slash command running through Config.RunCommand.
@@ -163,6 +165,18 @@ func (m *model) runCommand(typed, line string) tea.Cmd {
 	return tea.Batch(do, m.startWork())
 }
 
+// SubmitPrompt is what Config.RunCommand returns, as its error, for a
+// command whose result is the user's next turn (an MCP prompt's
+// messages): Content is sent to the model as a prompt would be (queued
+// while a turn runs), Display is what the session records as typed.
+type SubmitPrompt struct {
+	Content []runtime.ContentPart
+	Display string
+}
+
+// Error says what the terminal does with it.
+func (s *SubmitPrompt) Error() string { return "the command's result is a prompt for the model" }
+
 // busyNotice tells why command name, which changes the conversation,
 // does not run now.
 func busyNotice(name string) string {
@@ -185,6 +199,13 @@ func (m *model) commandDone(msg commandDoneMsg) tea.Cmd {
 		return nil
 	}
 	m.command = nil
+	var sub *SubmitPrompt
+	if errors.As(msg.err, &sub) {
+		// The command's result is the user's turn (an MCP prompt): its
+		// line is already shown.
+		line := sub.Display
+		return tea.Batch(m.afterWork(), m.send(queuedPrompt{typed: line, full: line, content: sub.Content, printed: true}))
+	}
 	if msg.err != nil {
 		text := sanitize(msg.err.Error())
 		if errors.Is(msg.err, context.Canceled) {
@@ -205,7 +226,11 @@ func (m *model) helpText() string {
 		seen[c.Name] = true
 	}
 	var extra []Command
-	for _, c := range m.cfg.Commands {
+	listed := m.cfg.Commands
+	if m.cfg.ListCommands != nil {
+		listed = m.cfg.ListCommands()
+	}
+	for _, c := range listed {
 		if !seen[c.Name] {
 			extra = append(extra, c)
 		}
@@ -216,14 +241,16 @@ func (m *model) helpText() string {
 	var walk func(prefix string, cs []Command, depth int)
 	walk = func(prefix string, cs []Command, depth int) {
 		for _, c := range cs {
-			name := prefix + c.Name
+			// An MCP server names and describes its prompts' commands:
+			// shown stripped of escapes, as its other text is.
+			name := prefix + sanitize(c.Name)
 			head := strings.Repeat("  ", depth) + " " + m.st.key.Render(name)
 			if c.Args != "" {
-				head += " " + c.Args
+				head += " " + sanitize(c.Args)
 			}
 			line := head
 			if c.Description != "" {
-				line += m.st.dim.Render(" - " + c.Description)
+				line += m.st.dim.Render(" - " + sanitize(c.Description))
 			}
 			b.WriteString("\n" + truncate(line, w))
 			walk(name+" ", c.Sub, depth+1)

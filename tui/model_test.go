@@ -1041,3 +1041,53 @@ func TestSmallTerminalKeepsFrameBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitPrompt: a command whose result is a prompt (an MCP prompt)
+// sends its content as the user's turn, its typed line shown once; while
+// a turn runs it is queued and sent after it.
+func TestSubmitPrompt(t *testing.T) {
+	cfg := testConfig(newTestSession())
+	cfg.ParseCommand = func(line string) ([]string, string, bool) {
+		return []string{"greet"}, strings.TrimSpace(strings.TrimPrefix(line, "/greet")), strings.HasPrefix(line, "/greet")
+	}
+	cfg.RunCommand = func(_ context.Context, _ []string, args string, _ func(string)) error {
+		return &SubmitPrompt{Display: "/greet " + args, Content: []runtime.ContentPart{
+			runtime.TextPart("Say hello to " + args + "."), {Type: runtime.PartMedia, Data: "cG5n", MimeType: "image/png"}}}
+	}
+	cfg.ListCommands = func() []Command { return []Command{{Name: "greet", Description: "[MCP] Greet someone", Args: "NAME"}} }
+	h := newHarness(t, cfg, 80, 24)
+	h.sess.scripts = [][]runtime.Event{{textEv("Hello, Ada!"), endEv(runtime.EndCompleted)}}
+	h.submit("/greet Ada")
+	sends := h.sess.sentMessages()
+	if len(sends) != 1 {
+		t.Fatalf("%d sends, want 1", len(sends))
+	}
+	m := sends[0].Message
+	if len(m.Content) != 2 || m.Content[0].Text != "Say hello to Ada." || m.Content[1].MimeType != "image/png" || m.DisplayContent != "/greet Ada" {
+		t.Errorf("sent %+v", m)
+	}
+	if sb := h.scrollback(); strings.Count(sb, "/greet Ada") != 1 || !strings.Contains(sb, "Hello, Ada!") {
+		t.Errorf("scrollback:\n%s", sb)
+	}
+	if strings.Contains(h.scrollback(), "result is a prompt") {
+		t.Error("the submission was shown as an error")
+	}
+
+	// Queued behind a running turn.
+	h.hold = true
+	h.submit("task")
+	h.submit("/greet Bob")
+	if n := len(h.sess.sentMessages()); n != 2 {
+		t.Fatalf("%d sends while the turn runs, want 2", n)
+	}
+	h.release()
+	sends = h.sess.sentMessages()
+	if len(sends) != 3 || sends[2].Message.Content[0].Text != "Say hello to Bob." {
+		t.Errorf("after the turn: %d sends", len(sends))
+	}
+
+	h.submit("/help")
+	if !strings.Contains(h.scrollback(), "[MCP] Greet someone") {
+		t.Errorf("/help does not list ListCommands':\n%s", h.scrollback())
+	}
+}

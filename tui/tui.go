@@ -118,10 +118,14 @@ type Config struct {
 	// Commands are the slash commands /help lists, besides the terminal's
 	// own.
 	Commands []Command
+	// ListCommands, when set, is called for /help in place of Commands:
+	// the commands of a session change (its MCP prompts).
+	ListCommands func() []Command
 	// ParseCommand splits a slash-command line into the command's path
 	// and its arguments; ok is false for a line that names no command.
 	ParseCommand func(line string) (path []string, args string, ok bool)
-	// RunCommand runs a parsed command; what it writes with out is printed.
+	// RunCommand runs a parsed command; what it writes with out is
+	// printed. A *SubmitPrompt error sends its content as the user's turn.
 	RunCommand func(ctx context.Context, path []string, args string, out func(string)) error
 	// Expand turns a prompt with @path references into the parts sent to
 	// the model. Nil sends the prompt as typed.

@@ -37,7 +37,13 @@ type turnDoneMsg struct {
 }
 
 // queuedPrompt is a prompt submitted while another turn ran.
-type queuedPrompt struct{ typed, full string }
+type queuedPrompt struct {
+	typed, full string
+	// content, when set, is what is sent in place of full expanded (a
+	// command's submitted prompt); printed says the typed line is shown.
+	content []runtime.ContentPart
+	printed bool
+}
 
 // Bounds of what a tool shows.
 const (
@@ -95,11 +101,19 @@ func (s *streamState) executing(callID string) {
 // prompt sends a prompt to the model, or queues it while something runs
 // or remote turns wait: those were sent to the session first.
 func (m *model) prompt(typed, full string) tea.Cmd {
+	return m.send(queuedPrompt{typed: typed, full: full})
+}
+
+// send sends a prompt, or queues it as prompt does.
+func (m *model) send(q queuedPrompt) tea.Cmd {
+	typed, full := q.typed, q.full
 	if m.busy() || len(m.remote) > 0 {
-		m.queued = append(m.queued, queuedPrompt{typed, full})
+		m.queued = append(m.queued, q)
 		return nil
 	}
-	m.printUser(typed)
+	if !q.printed {
+		m.printUser(typed)
+	}
 	m.nextID++
 	ctx, cancel := context.WithCancel(m.ctx)
 	t := &turn{id: m.nextID, cancel: cancel}
@@ -115,6 +129,20 @@ func (m *model) prompt(typed, full string) tea.Cmd {
 	id := t.id
 	run := func() tea.Msg {
 		defer cancel()
+		if q.content != nil {
+			parts = append(parts, q.content...)
+			send := runtime.Send{Message: &runtime.SendMessage{Content: parts, DisplayContent: full}}
+			streamID, err := session.Send(ctx, send)
+			if err != nil {
+				mb.push(turnDoneMsg{id, err})
+				return nil
+			}
+			if ctx.Err() != nil {
+				session.Abort(runtime.ErrAborted)
+			}
+			follow(streamCtx, session, mb, id, streamID)
+			return nil
+		}
 		if expand != nil {
 			p, err := expand(ctx, full)
 			if err != nil {
@@ -645,7 +673,7 @@ func (m *model) afterWork() tea.Cmd {
 	case len(m.queued) > 0:
 		q := m.queued[0]
 		m.queued = m.queued[1:]
-		cmds = append(cmds, m.prompt(q.typed, q.full))
+		cmds = append(cmds, m.send(q))
 	}
 	return tea.Batch(cmds...)
 }

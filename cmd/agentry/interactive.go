@@ -186,11 +186,16 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 		}
 		defer closeAvail()
 	}
+	// An MCP server with oauth.enabled and no usable token walks its
+	// browser flow while the first session opens, before the terminal
+	// UI takes the screen; later, /mcp auth does.
+	mcpPrompt := &startupPrompt{w: io.err}
 	policies := newPolicyLoader(p.warn)
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
 			SessionID: id, SessionService: store, Approver: sessApprover, RemoteAgents: remote.Invokers,
-			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail, Policies: policies.load(settings, true),
+			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail, MCPAuthPrompt: mcpPrompt.prompt,
+			Policies: policies.load(settings, true),
 		})
 	}
 	first, err := open(ctx, f.sessionID)
@@ -244,12 +249,17 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	reg, err := commands.New(commands.Config{
 		Memory:    memory{&workspaceSettings{base: settings, cache: map[string]*config.Settings{settings.Workspace: settings}}},
 		Workspace: settings.Workspace,
+		MCPAuth:   mcpAuthSlash(settings),
 		ReloadAll: func(context.Context) error { return cur.get().ReloadMemory() },
 		Extra:     []commands.Command{ideCmd.command()},
+		Reserved:  reservedNames(),
 	})
 	if err != nil {
 		return p.fail(err)
 	}
+	// The commands of the current session: the registry's and its MCP
+	// prompts', which change with the session and its servers.
+	sessionCommands := func(ctx context.Context) *commands.Registry { return reg.For(ctx, cur.get()) }
 
 	// SIGTERM (or SIGINT from outside the terminal) ends the session
 	// cleanly: the terminal is restored and the session closed; the
@@ -275,9 +285,15 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 			return compression.TokenLimit(model)
 		},
 		Commands:     tuiCommands(reg.Commands()),
-		ParseCommand: reg.Parse,
+		ListCommands: func() []tui.Command { return tuiCommands(sessionCommands(ctx).Commands()) },
+		ParseCommand: func(line string) ([]string, string, bool) { return sessionCommands(ctx).Parse(line) },
 		RunCommand: func(ctx context.Context, path []string, args string, out func(string)) error {
-			return reg.Run(ctx, cur.get(), path, args, out)
+			err := sessionCommands(ctx).Run(ctx, cur.get(), path, args, out)
+			var sub *commands.Submission
+			if errors.As(err, &sub) {
+				return &tui.SubmitPrompt{Content: sub.Message.Content, Display: sub.Message.DisplayContent}
+			}
+			return err
 		},
 		Expand: func(ctx context.Context, input string) ([]runtime.ContentPart, error) {
 			parts, err := expandReferences(ctx, settings, input, func(string) {})
@@ -301,7 +317,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 			}
 			return res.HistoryText(command), nil
 		},
-		Complete: completer{ws: ws, commands: func() []complete.Command { return completeCommands(reg.Commands()) }}.candidates,
+		Complete: completer{ws: ws, commands: func() []complete.Command { return completeCommands(sessionCommands(ctx).Commands()) }}.candidates,
 		Messages: func(ctx context.Context) ([]tui.Message, error) {
 			return storedMessages(ctx, store, cur.get().ID())
 		},
@@ -347,6 +363,7 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	if hist != nil {
 		cfg.History = hist
 	}
+	mcpPrompt.stop()
 	if err := tui.Run(ctx, cfg); err != nil && !errors.Is(err, context.Canceled) {
 		return p.fail(err)
 	}
@@ -415,6 +432,26 @@ func storedSessions(ctx context.Context, store runtime.SessionStore, workspace s
 	return out, nil
 }
 
+// reservedNames are the names and aliases of the terminal's own commands,
+// which an MCP prompt does not take (commands.Config.Reserved).
+func reservedNames() []string {
+	var out []string
+	for _, c := range tui.Builtins() {
+		out = append(out, c.Name)
+		out = append(out, c.Aliases...)
+	}
+	return out
+}
+
+// describe is a command's description for /help and completion: an MCP
+// prompt's is marked, as gemini-cli marks it.
+func describe(c commands.Command) string {
+	if c.MCPServer == "" {
+		return c.Description
+	}
+	return "[MCP] " + c.Description
+}
+
 // tuiCommands converts the registry's commands for /help.
 func tuiCommands(cs []commands.Command) []tui.Command {
 	out := make([]tui.Command, 0, len(cs))
@@ -427,7 +464,7 @@ func tuiCommands(cs []commands.Command) []tui.Command {
 				args = append(args, "["+strings.ToUpper(a.Name)+"]")
 			}
 		}
-		out = append(out, tui.Command{Name: c.Name, Description: c.Description, Args: strings.Join(args, " "), Sub: tuiCommands(c.SubCommands)})
+		out = append(out, tui.Command{Name: c.Name, Description: describe(c), Args: strings.Join(args, " "), Sub: tuiCommands(c.SubCommands)})
 	}
 	return out
 }
@@ -441,7 +478,7 @@ func completeCommands(cs []commands.Command) []complete.Command {
 	}
 	var conv func(c commands.Command) complete.Command
 	conv = func(c commands.Command) complete.Command {
-		cc := complete.Command{Name: c.Name, AltNames: c.Aliases, Description: c.Description, Args: len(c.Arguments) > 0}
+		cc := complete.Command{Name: c.Name, AltNames: c.Aliases, Description: describe(c), Args: len(c.Arguments) > 0}
 		for _, sc := range c.SubCommands {
 			cc.SubCommands = append(cc.SubCommands, conv(sc))
 		}

@@ -121,7 +121,7 @@ exactly as "agentry run" does (agentry -p "…" is gemini-cli's gemini -p "…")
 	// A batch handles signals from its start: its results so far are kept.
 	batch := newBatchCommand(io, in.c, exit)
 	batch.PreRun = func(*cobra.Command, []string) { in.handle() }
-	root.AddCommand(newRunCommand(io, in, exit), newSessionsCommand(io, exit), batch, newAgentsCommand(io, exit), newServeCommand(io, in, exit), newAttachCommand(io, in, exit), newA2ACommand(io, in, exit), addIDECompanion(newIDECmd(io, exit), io, in, exit), newWorkerCommand(io, in, exit), newVersionCommand(io))
+	root.AddCommand(newRunCommand(io, in, exit), newSessionsCommand(io, exit), batch, newAgentsCommand(io, exit), newServeCommand(io, in, exit), newAttachCommand(io, in, exit), newA2ACommand(io, in, exit), addIDECompanion(newIDECmd(io, exit), io, in, exit), newWorkerCommand(io, in, exit), newMCPCommand(io, exit), newVersionCommand(io))
 	return root
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/agentry-dev/agentry/agents/remote"
+	"github.com/agentry-dev/agentry/commands"
 	"github.com/agentry-dev/agentry/compose"
 	"github.com/agentry-dev/agentry/config"
 	"github.com/agentry-dev/agentry/runtime"
@@ -217,6 +218,13 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		p.warn(w)
 	}
 
+	// A prompt that names an MCP prompt runs it, as gemini-cli's
+	// non-interactive mode does: its messages are the prompt.
+	mcpMsg, err := mcpPromptMessage(ctx, sess, input)
+	if err != nil {
+		return p.fail(&inputError{err.Error()})
+	}
+
 	var streamID string
 	if f.a2aPort >= 0 {
 		// The prompt runs as an A2A task of the served session, so a
@@ -226,7 +234,12 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 			return p.fail(err)
 		}
 		defer served.stop()
-		if streamID, err = served.submit(ctx, parts...); err != nil {
+		if mcpMsg != nil {
+			streamID, err = served.srv.SubmitSend(ctx, sess.ID(), mcpMsg)
+		} else {
+			streamID, err = served.submit(ctx, parts...)
+		}
+		if err != nil {
 			return p.fail(err)
 		}
 		// Announced once the prompt is a task a client can find.
@@ -239,6 +252,9 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		msg := &runtime.SendMessage{Content: content}
 		if len(parts) > 1 {
 			msg.DisplayContent = input // what the user typed, before @path expansion
+		}
+		if mcpMsg != nil {
+			msg = mcpMsg
 		}
 		if streamID, err = sess.Send(ctx, runtime.Send{Message: msg}); err != nil {
 			return p.fail(err)
@@ -372,4 +388,28 @@ func exitFor(err error) (int, string) {
 	}
 	_, name, code := runtime.ErrorStatus(err)
 	return code, name
+}
+
+// mcpPromptMessage returns the turn of an MCP prompt when input names one
+// of the session's (a slash command, gemini-cli's way: its arguments, its
+// errors), nil for any other input, which is sent as typed.
+func mcpPromptMessage(ctx context.Context, sess *runtime.Session, input string) (*runtime.SendMessage, error) {
+	reg, err := commands.New(commands.Config{Reserved: reservedNames()})
+	if err != nil {
+		return nil, err
+	}
+	r := reg.For(ctx, sess)
+	path, args, ok := r.Parse(input)
+	if !ok || len(path) != 1 {
+		return nil, nil
+	}
+	if c, err := r.Lookup(path); err != nil || c.MCPServer == "" {
+		return nil, nil
+	}
+	err = r.Run(ctx, sess, path, args, nil)
+	var sub *commands.Submission
+	if errors.As(err, &sub) {
+		return sub.Message, nil
+	}
+	return nil, err
 }
