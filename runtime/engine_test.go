@@ -296,3 +296,30 @@ func TestAlwaysOptionsHidden(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPolicyDecide is one decision through the engine, as the
+// scheduler asks it for every call: a read, and a shell line of two
+// commands under a user's prefix rule.
+func BenchmarkPolicyDecide(b *testing.B) {
+	p, err := NewPolicy(ApprovalDefault, []string{"run_shell_command(git)", "run_shell_command(npm)"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	read := &fakeTool{ToolName: "read_file", ToolKind: tools.KindRead}
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
+	for _, bc := range []struct {
+		name string
+		tool tools.Tool
+		args map[string]any
+	}{
+		{"read_file", read, map[string]any{"file_path": "main.go"}},
+		{"shell", shell, map[string]any{"command": "git status && npm test"}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p.decide(bc.tool, bc.args, false)
+			}
+		})
+	}
+}
