@@ -12,10 +12,11 @@ import (
 	"github.com/agentry-dev/agentry/runtime"
 )
 
-// Policies are the policy rules of a session's settings, loaded once (a
-// driver that builds many sessions of one workspace loads them once, and
-// shows their warnings once): the files of every tier, the settings'
-// rules and the bundled defaults, and where "always and save" answers go.
+// Policies are the policy rules of a session's settings: the files of
+// every tier, the settings' rules and the bundled defaults, and where
+// "always and save" answers go. A driver loads them for each session it
+// builds (so that a rule saved in one holds in the next) or once for many
+// (a batch), and shows their warnings once.
 type Policies struct {
 	// Rules are every rule, in no particular order (policy.New sorts).
 	Rules []policy.Rule
