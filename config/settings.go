@@ -41,6 +41,17 @@ type Settings struct {
 	// MCPServers are MCP servers by name, connected only in trusted
 	// workspaces.
 	MCPServers map[string]MCPServerSettings `json:"mcpServers"`
+	// MCP is gemini-cli's mcp: MCP servers allowed or excluded by name.
+	MCP MCPSettings `json:"mcp"`
+	// PolicyPaths are policy files or directories loaded at the user
+	// tier in place of ~/.gemini/policies and ~/.agentry/policies
+	// (gemini-cli's policyPaths, --policy). See docs/policy.md.
+	PolicyPaths []string `json:"policyPaths"`
+	// AdminPolicyPaths are policy files or directories loaded at the
+	// admin tier beside the system directories (gemini-cli's
+	// adminPolicyPaths, --admin-policy); ignored when a system directory
+	// holds policies.
+	AdminPolicyPaths []string `json:"adminPolicyPaths"`
 	// A2A tunes `agentry serve`.
 	A2A A2ASettings `json:"a2a"`
 	// IDE is gemini-cli's ide: the IDE companion (docs/ide.md).
@@ -62,6 +73,22 @@ type Settings struct {
 	Credentials Credentials `json:"-"`
 	// Warnings are notes for the user about settings that were ignored.
 	Warnings []string `json:"-"`
+	// AllowedToolsFlag reports that --allowed-tools was given: its list
+	// replaced tools.allowed, as in gemini-cli.
+	AllowedToolsFlag bool `json:"-"`
+
+	// adminPolicyDir is AGENTRY_ADMIN_POLICY_DIR (SystemPolicyDirs).
+	adminPolicyDir string
+}
+
+// MCPSettings are gemini-cli's mcp settings, which policy rules are made
+// of (docs/policy.md).
+type MCPSettings struct {
+	// Allowed lists MCP servers whose tools run without confirmation
+	// (outside plan mode); --allowed-mcp-server-names replaces it.
+	Allowed []string `json:"allowed"`
+	// Excluded lists MCP servers whose tools are denied.
+	Excluded []string `json:"excluded"`
 }
 
 // ModelSettings choose the model.
@@ -169,8 +196,15 @@ type ToolsSettings struct {
 	// ("write_file") or, for run_shell_command, by command prefix
 	// ("run_shell_command(git status)").
 	Allowed []string `json:"allowed"`
-	// Exclude lists tools that are not offered to the model at all.
+	// Exclude lists tools that are not offered to the model at all; a
+	// policy rule also denies them.
 	Exclude []string `json:"exclude"`
+	// Core, when set, lists the only tools that run: each is allowed,
+	// every other tool denied (outside plan mode), as gemini-cli's
+	// tools.core.
+	Core []string `json:"core"`
+	// ConfirmationRequired lists tools that always ask first.
+	ConfirmationRequired []string `json:"confirmationRequired"`
 	// Shell configures run_shell_command.
 	Shell ShellSettings `json:"shell"`
 }
@@ -205,6 +239,10 @@ type SecuritySettings struct {
 	// variables shell commands, hooks and MCP stdio servers see, as
 	// gemini-cli's setting of the same name does.
 	EnvironmentVariableRedaction EnvRedactionSettings `json:"environmentVariableRedaction"`
+	// DisableAlwaysAllow hides the "always" answers of confirmations and
+	// ignores saved "always" rules (gemini-cli's setting of the same
+	// name).
+	DisableAlwaysAllow bool `json:"disableAlwaysAllow"`
 }
 
 // EnvRedactionSettings are security.environmentVariableRedaction. agentry's

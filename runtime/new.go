@@ -161,6 +161,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			return nil, err
 		}
 	}
+	if err := policy.AddToolRules(cfg.Tools); err != nil {
+		return nil, fmt.Errorf("runtime: policy rules of the tools: %w", err)
+	}
 	sc.policy = policy
 	sc.approver = cfg.Approver
 	dispatch := NewDispatcherWith(DispatcherConfig{
