@@ -43,7 +43,10 @@ type policyCase struct {
 	admin   []string // TOML contents, each its own --admin-policy file
 	mode    string   // --approval-mode; "" leaves it out (default)
 	allowed []string // --allowed-tools
-	calls   []policyCall
+	// files are written before the run: "~/<path>" under the home,
+	// anything else under the workspace.
+	files map[string]string
+	calls []policyCall
 }
 
 // policyOutcome is how one call ended, as the next model request shows it.
@@ -223,6 +226,22 @@ decision = "deny"
 priority = 10
 denyMessage = "No secrets."
 `}, calls: []policyCall{readFile("secret.txt"), readFile("a.txt")}},
+	{name: "argsPattern/backslash-zero-never-matches", user: []string{`
+# gemini-cli's always-allow rules are saved with this pattern: a literal
+# backslash and 0, not NUL, so they never match.
+[[rule]]
+toolName = "read_file"
+argsPattern = '\\0"file_path":"a\.txt"\\0'
+decision = "deny"
+priority = 10
+
+# The intended pattern, with NUL anchors.
+[[rule]]
+toolName = "read_file"
+argsPattern = '\x00"file_path":"secret\.txt"\x00'
+decision = "deny"
+priority = 10
+`}, calls: []policyCall{readFile("a.txt"), readFile("secret.txt")}},
 	{name: "argsPattern/shell-skips-heuristics", user: []string{`
 [[rule]]
 toolName = "run_shell_command"
@@ -381,6 +400,17 @@ priority = 500
 denyMessage = "User says no."
 `}, calls: []policyCall{shell("echo hi")}},
 
+	// Policy directories: the user's (replaced by --policy) and the
+	// workspace's.
+	{name: "dirs/user-policies", files: map[string]string{"~/.gemini/policies/mine.toml": policyDenyA}, calls: []policyCall{readFile("a.txt"), readFile("secret.txt")}},
+	{name: "dirs/user-policies-replaced-by-flag", files: map[string]string{"~/.gemini/policies/mine.toml": policyDenyA}, user: []string{`
+[[rule]]
+toolName = "run_shell_command"
+decision = "allow"
+priority = 10
+`}, calls: []policyCall{readFile("a.txt"), shell("echo hi")}},
+	{name: "dirs/workspace-policies", files: map[string]string{".gemini/policies/ws.toml": policyDenyA}, calls: []policyCall{readFile("a.txt")}},
+
 	// denyMessage spelling, errors in files.
 	{name: "denyMessage/snake-case", user: []string{`
 [[rule]]
@@ -449,9 +479,23 @@ colour = "blue"
 `}, calls: []policyCall{readFile("a.txt")}},
 }
 
+// policyDenyA denies reading a.txt (by argsPattern, so that read_file
+// stays declared).
+const policyDenyA = `
+[[rule]]
+toolName = "read_file"
+argsPattern = '"file_path":"a\.txt"'
+decision = "deny"
+priority = 10
+denyMessage = "Not a.txt."
+`
+
 // policyDifferences lists the rows where agentry differs from gemini-cli
 // on purpose, with the reason; every other row must match the golden.
-var policyDifferences = map[string]string{}
+var policyDifferences = map[string]string{
+	"dirs/workspace-policies": "gemini-cli 0.61.0 never loads the workspace tier (disableWorkspacePolicies is hard-coded " +
+		"in cli/config/policy.ts); agentry loads <workspace>/.gemini/policies and .agentry/policies in a trusted workspace",
+}
 
 // policyRun is what a side needs to build its command: the case's
 // workspace and home, and the fake model's URL.
@@ -585,6 +629,18 @@ func runPolicyCase(t *testing.T, c policyCase, mcpServer string, mk func(*policy
 	if out, err := exec.Command("git", "init", "-q", r.ws).CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
+	for name, content := range c.files {
+		p := filepath.Join(r.ws, name)
+		if rest, ok := strings.CutPrefix(name, "~/"); ok {
+			p = filepath.Join(r.home, rest)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, call := range c.calls {
 		if strings.HasPrefix(call.Tool, "mcp:") {
 			r.mcpServer = mcpServer
@@ -664,10 +720,10 @@ func runPolicyCase(t *testing.T, c policyCase, mcpServer string, mk func(*policy
 		<-done
 		t.Fatalf("%s hung; stderr:\n%s", cmd.Path, stderr.String())
 	}
-	t.Logf("%s ran in %v", filepath.Base(cmd.Path), time.Since(start).Round(time.Millisecond))
+	reqs := fake.Requests()
+	t.Logf("%s ran in %v, %d model requests", filepath.Base(cmd.Path), time.Since(start).Round(time.Millisecond), len(reqs))
 
 	row := policyRow{Case: c.name}
-	reqs := fake.Requests()
 	declared := map[string]bool{}
 	if len(reqs) > 0 && reqs[0].Body != nil {
 		for _, tool := range reqs[0].Body.Tools {
@@ -819,6 +875,9 @@ func geminiPolicyCmd(t *testing.T, gemini string, r *policyRun, args []string) *
 		"PATH=" + os.Getenv("PATH"), "HOME=" + r.home,
 		"GEMINI_API_KEY=" + fakegemini.DefaultAPIKey, "GOOGLE_GEMINI_BASE_URL=" + r.url,
 		"GEMINI_CLI_TRUST_WORKSPACE=true",
+		// One process: gemini-cli otherwise starts itself again as a
+		// child with a larger heap, which costs a second start-up.
+		"GEMINI_CLI_NO_RELAUNCH=true",
 	}
 	return c
 }
