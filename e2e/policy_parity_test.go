@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +63,10 @@ type policyOutcome struct {
 type policyRow struct {
 	Case  string          `json:"case"`
 	Calls []policyOutcome `json:"calls"`
+	// Warnings are the policy file errors the run printed: each
+	// "[TIER] Policy file error in <file>:" line with the next one (what
+	// failed), once each.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func shell(cmd string) policyCall {
@@ -745,8 +750,30 @@ func runPolicyCase(t *testing.T, c policyCase, mcpServer string, mk func(*policy
 		}
 		row.Calls = append(row.Calls, o)
 	}
-	return row, stdout.String() + stderr.String()
+	out := stdout.String() + stderr.String()
+	row.Warnings = policyFileErrors(out)
+	return row, out
 }
+
+// policyFileErrors are the policy file errors in a run's output: each
+// header line with the line after it, once each, in order.
+func policyFileErrors(out string) []string {
+	var errs []string
+	ls := strings.Split(out, "\n")
+	for i, l := range ls {
+		if !policyFileErrorLine.MatchString(l) || i+1 == len(ls) {
+			continue
+		}
+		e := strings.TrimSpace(l) + " " + strings.TrimSpace(ls[i+1])
+		if !slices.Contains(errs, e) {
+			errs = append(errs, e)
+		}
+	}
+	return errs
+}
+
+// policyFileErrorLine is the first line of gemini-cli's policy file error.
+var policyFileErrorLine = regexp.MustCompile(`^\s*\[[A-Z]+\] Policy file error in .*:$`)
 
 // declaredName is the name a side declared for tool: a built-in's own,
 // and for "mcp:<server>:<tool>" gemini-cli's mcp_<server>_<tool> or
