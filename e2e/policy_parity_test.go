@@ -339,6 +339,19 @@ toolName = "read_file"
 decision = "ask_user"
 priority = 10
 `}, calls: []policyCall{readFile("a.txt")}},
+	{name: "ask_user/display-names", user: []string{`
+[[rule]]
+toolName = "*"
+mcpName = "*"
+decision = "ask_user"
+priority = 10
+
+[[rule]]
+toolName = "*"
+decision = "ask_user"
+priority = 10
+`}, calls: []policyCall{writeFileCall("new.txt"), policyCall{Tool: "list_directory", Args: map[string]any{"dir_path": "."}},
+		policyCall{Tool: "glob", Args: map[string]any{"pattern": "*.txt"}}, mcpCall("alpha", "look", "x"), shell("touch new.txt")}},
 	{name: "shell/ask-rule-safe-commands", user: []string{`
 [[rule]]
 toolName = "run_shell_command"
