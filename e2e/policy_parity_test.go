@@ -759,14 +759,25 @@ func runPolicyCase(t *testing.T, c policyCase, mcpServer string, mk func(*policy
 	t.Logf("%s ran in %v (CPU %v), %d model requests", filepath.Base(cmd.Path), time.Since(start).Round(time.Millisecond),
 		(cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Round(time.Millisecond), len(reqs))
 
+	out := stdout.String() + stderr.String()
 	row := policyRow{Case: c.name}
+	// The tools declared with the prompt: the first request that
+	// declares any.
 	declared := map[string]bool{}
-	if len(reqs) > 0 && reqs[0].Body != nil {
-		for _, tool := range reqs[0].Body.Tools {
+	for _, req := range reqs {
+		if req.Body == nil || len(req.Body.Tools) == 0 {
+			continue
+		}
+		for _, tool := range req.Body.Tools {
 			for _, d := range tool.FunctionDeclarations {
 				declared[d.Name] = true
 			}
 		}
+		break
+	}
+	if len(declared) == 0 {
+		t.Fatalf("%s %q declared no tools to its model (%d requests); output:\n%s",
+			filepath.Base(cmd.Path), cmd.Args[1:], len(reqs), lastLines(out, 30))
 	}
 	responses := lastFunctionResponses(reqs)
 	for i, call := range c.calls {
@@ -781,7 +792,6 @@ func runPolicyCase(t *testing.T, c policyCase, mcpServer string, mk func(*policy
 		}
 		row.Calls = append(row.Calls, o)
 	}
-	out := stdout.String() + stderr.String()
 	row.Warnings = policyFileErrors(out)
 	return row, out
 }
