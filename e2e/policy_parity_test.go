@@ -761,11 +761,12 @@ func runPolicyCase(t *testing.T, c policyCase, mcpServer string, mk func(*policy
 
 	out := stdout.String() + stderr.String()
 	row := policyRow{Case: c.name}
-	// The tools declared with the prompt: the first request that
-	// declares any.
+	// The tools declared with the prompt (none when the policy denies
+	// every tool).
 	declared := map[string]bool{}
+	prompted := false
 	for _, req := range reqs {
-		if req.Body == nil || len(req.Body.Tools) == 0 {
+		if req.Body == nil || !strings.Contains(req.LastUserText(), policyPrompt) {
 			continue
 		}
 		for _, tool := range req.Body.Tools {
@@ -773,12 +774,14 @@ func runPolicyCase(t *testing.T, c policyCase, mcpServer string, mk func(*policy
 				declared[d.Name] = true
 			}
 		}
+		prompted = true
 		break
 	}
-	if len(declared) == 0 {
-		t.Fatalf("%s %q declared no tools to its model (%d requests); output:\n%s",
+	if !prompted {
+		t.Fatalf("%s %q never sent the prompt to its model (%d requests); output:\n%s",
 			filepath.Base(cmd.Path), cmd.Args[1:], len(reqs), lastLines(out, 30))
 	}
+
 	responses := lastFunctionResponses(reqs)
 	for i, call := range c.calls {
 		o := policyOutcome{Tool: call.Tool, Outcome: "missing"}
