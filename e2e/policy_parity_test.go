@@ -527,7 +527,7 @@ type policyRun struct {
 // (a git repository with a few files), the fake Gemini server as its
 // model, the same --policy, --admin-policy, --approval-mode and
 // --allowed-tools flags, and the parity MCP server as alpha and beta
-// (untrusted). The fake model answers the prompt with the case's calls
+// (without "trust", which would allow their tools). The fake model answers the prompt with the case's calls
 // in one response; each call's outcome is read from what the side sent
 // its model: left out of the tool declarations (undeclared), or the
 // function response of the next request (ran, denied by policy with its
