@@ -113,11 +113,23 @@ func TestPick(t *testing.T) {
 		"y": devtool.OptionProceedOnce, " Yes ": devtool.OptionProceedOnce, "once": devtool.OptionProceedOnce,
 		"2": devtool.OptionProceedAlwaysServer, "proceed_always_server": devtool.OptionProceedAlwaysServer,
 		"n": devtool.OptionCancel, "NO": devtool.OptionCancel, "cancel": devtool.OptionCancel,
-		"a": "", "always": "", "": "", "yess": "",
+		"a": "", "always": "", "s": "", "save": "", "": "", "yess": "",
 	} {
 		got, ok := pick(cs, in)
 		if got != want || ok != (want != "") {
 			t.Errorf("pick(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
+
+// TestPickSave: "always and save" is s, save or its id when offered.
+func TestPickSave(t *testing.T) {
+	cs := choices(&devtool.ConfirmationRequest{Options: []devtool.ConfirmationOption{
+		{ID: devtool.OptionProceedOnce}, {ID: devtool.OptionProceedAlways}, {ID: devtool.OptionProceedAlwaysAndSave}, {ID: devtool.OptionCancel},
+	}})
+	for _, in := range []string{"s", "save", "proceed_always_and_save"} {
+		if got, ok := pick(cs, in); !ok || got != devtool.OptionProceedAlwaysAndSave {
+			t.Errorf("pick(%q) = %q, %v", in, got, ok)
 		}
 	}
 }

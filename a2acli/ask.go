@@ -115,11 +115,13 @@ type choice struct {
 }
 
 // optionKeys are the keys of the options agentry offers: y(es), a(lways),
-// n(o). Other options are picked by their number.
+// s(ave: always, and in later sessions), n(o). Other options are picked by
+// their number.
 var optionKeys = map[string]string{
-	devtool.OptionProceedOnce:   "y",
-	devtool.OptionProceedAlways: "a",
-	devtool.OptionCancel:        "n",
+	devtool.OptionProceedOnce:          "y",
+	devtool.OptionProceedAlways:        "a",
+	devtool.OptionProceedAlwaysAndSave: "s",
+	devtool.OptionCancel:               "n",
 }
 
 func choices(cr *devtool.ConfirmationRequest) []choice {
@@ -172,10 +174,10 @@ func (a *asker) confirm(ctx context.Context, tc devtool.ToolCall) (option string
 }
 
 // pick reads an answer: an option's key, its id, or a word for it (yes,
-// always, no).
+// always, save, no).
 func pick(cs []choice, s string) (string, bool) {
 	s = strings.ToLower(strings.TrimSpace(s))
-	words := map[string]string{"yes": "y", "once": "y", "always": "a", "no": "n", "cancel": "n"}
+	words := map[string]string{"yes": "y", "once": "y", "always": "a", "save": "s", "no": "n", "cancel": "n"}
 	if k, ok := words[s]; ok {
 		s = k
 	}

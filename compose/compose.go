@@ -97,6 +97,11 @@ type Options struct {
 	// with a warning.
 	RemoteAgents subagents.NewRemoteInvoker
 
+	// Policies are the policy rules of the settings, as LoadPolicies
+	// returns them (a driver loads them once and shows their warnings);
+	// nil makes the session load them itself and log the warnings.
+	Policies *Policies
+
 	// child, when set, makes the session a subagent's child session.
 	child *childSpec
 	// PreCompress is the PreCompress hook point, run before every
@@ -171,7 +176,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	policy, err := runtime.NewPolicy(runtime.ApprovalMode(s.General.DefaultApprovalMode), s.Tools.Allowed)
+	policy, err := sessionPolicy(s, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", runtime.ErrSetup, err)
 	}
@@ -461,6 +466,23 @@ func loopDetection(s *config.Settings) *runtime.LoopConfig {
 	}}
 }
 
+// sessionPolicy returns a session's approval policy: a subagent's child
+// shares its parent's engine (in the parent's current mode); any other
+// session gets an engine of its own over the settings' policies.
+func sessionPolicy(s *config.Settings, opts Options) (*runtime.Policy, error) {
+	if c := opts.child; c != nil && c.policy != nil {
+		return c.policy.ForSubagent(c.def.Name), nil
+	}
+	p := opts.Policies
+	if p == nil {
+		p = LoadPolicies(s, opts.Approver != nil)
+		for _, w := range p.Warnings {
+			logger(opts).Warn(w)
+		}
+	}
+	return p.Policy(s, runtime.ApprovalMode(s.General.DefaultApprovalMode))
+}
+
 // parentOf is what a session shares with the child sessions of its
 // subagents.
 type parentOf struct {
@@ -539,7 +561,7 @@ func childSessions(s *config.Settings, opts Options, p parentOf, mcpTools runtim
 			SessionID: id, SessionService: p.svc, Availability: p.routes.Availability(), Telemetry: p.tel,
 			Resolver: p.resolver, Approver: approver, Logger: opts.Logger, Now: opts.Now, NewID: opts.NewID,
 			Retry: opts.Retry, HTTPClient: opts.HTTPClient, Plugins: append([]*plugin.Plugin{sampling}, opts.Plugins...),
-			child: &childSpec{def: def, extra: extra, mcp: mcpTools, parent: p.sessionID},
+			child: &childSpec{def: def, extra: extra, mcp: mcpTools, parent: p.sessionID, policy: p.policy},
 		})
 		if err != nil {
 			return nil, err
@@ -767,6 +789,9 @@ type childSpec struct {
 	mcp   runtime.ToolSource
 	// parent is the parent session's id.
 	parent string
+	// policy is the parent's approval policy, whose engine the child
+	// shares (nil: the child has its own).
+	policy *runtime.Policy
 }
 
 // tools returns the child's tools: those of all its definition allows,

@@ -13,6 +13,7 @@ func otherAgentryVars() map[string]string {
 	return map[string]string{
 		trustEnv:              "trusts the workspace",
 		"AGENTRY_A2A_TOKEN":   "the bearer token of agentry serve",
+		AdminPolicyDirEnv:     "the system policy directory, in place of /etc/agentry/policies and /etc/gemini-cli/policies",
 		"AGENTRY_PROJECT_DIR": "set for hooks, so a hook that runs agentry inherits it",
 		"AGENTRY_SESSION_ID":  "set for hooks, like AGENTRY_PROJECT_DIR",
 		// The test and benchmark harnesses run the agentry binary with

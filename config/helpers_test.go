@@ -55,13 +55,16 @@ func write(t *testing.T, path, content string) {
 // flagKeys is the mapping the CLI uses.
 func flagKeys() map[string]string {
 	return map[string]string{
-		"model":               "model.name",
-		"approval-mode":       "general.defaultApprovalMode",
-		"max-session-turns":   "model.maxSessionTurns",
-		"allowed-tools":       "tools.allowed",
-		"exclude-tools":       "tools.exclude",
-		"include-directories": "context.includeDirectories",
-		"output-format":       "output.format",
+		"model":                    "model.name",
+		"approval-mode":            "general.defaultApprovalMode",
+		"max-session-turns":        "model.maxSessionTurns",
+		"allowed-tools":            "tools.allowed",
+		"exclude-tools":            "tools.exclude",
+		"include-directories":      "context.includeDirectories",
+		"output-format":            "output.format",
+		"policy":                   "policyPaths",
+		"admin-policy":             "adminPolicyPaths",
+		"allowed-mcp-server-names": "mcp.allowed",
 	}
 }
 
@@ -76,6 +79,9 @@ func flags(t *testing.T, args ...string) *pflag.FlagSet {
 	fs.StringSlice("exclude-tools", nil, "")
 	fs.StringSlice("include-directories", nil, "")
 	fs.String("output-format", "text", "")
+	fs.StringSlice("policy", nil, "")
+	fs.StringSlice("admin-policy", nil, "")
+	fs.StringSlice("allowed-mcp-server-names", nil, "")
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}

@@ -127,10 +127,11 @@ func trimList(items []string) []string {
 	return out
 }
 
-// unionKeys are the list keys whose flags add to the settings instead of
-// replacing them, as gemini-cli's --allowed-tools and --include-directories
-// do: a flag can allow one more tool, or add one more directory, for a run
-// without repeating the user's list.
+// unionKeys are the list keys whose flags are returned apart: a flag of
+// context.includeDirectories adds to the settings, as gemini-cli's
+// --include-directories does (one more directory for a run without
+// repeating the user's list); one of tools.allowed replaces them, as
+// gemini-cli's --allowed-tools does, and Load records that it was given.
 func unionKeys() map[string]bool {
 	return map[string]bool{"tools.allowed": true, "context.includeDirectories": true}
 }

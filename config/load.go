@@ -31,8 +31,9 @@ type LoadOptions struct {
 	Flags *pflag.FlagSet
 	// FlagKeys maps flag names to settings keys, e.g. "model" ->
 	// "model.name". Only flags set on the command line override. A flag
-	// for tools.allowed or context.includeDirectories adds to the merged
-	// list instead of replacing it. security.* keys cannot be mapped.
+	// for context.includeDirectories adds to the merged list instead of
+	// replacing it; one for tools.allowed replaces it and sets
+	// Settings.AllowedToolsFlag. security.* keys cannot be mapped.
 	FlagKeys map[string]string
 	// TrustWorkspace is --trust-workspace: trust the workspace for this run.
 	TrustWorkspace bool
@@ -174,7 +175,15 @@ func Load(opts LoadOptions) (*Settings, error) {
 	out.Workspace, out.Home = st.Workspace, st.Home
 	out.Trusted, out.TrustSource = st.Trusted, st.TrustSource
 	out.Warnings = st.Warnings
-	out.Tools.Allowed = union(out.Tools.Allowed, extra["tools.allowed"].values)
+	if f, ok := extra["tools.allowed"]; ok {
+		// gemini-cli's --allowed-tools replaces tools.allowed.
+		out.Tools.Allowed, out.AllowedToolsFlag = union([]string{}, f.values), true
+	}
+	if dir, ok := lookup(AdminPolicyDirEnv); ok && dir != "" {
+		out.adminPolicyDir = expandHome(dir, userHome)
+	}
+	out.PolicyPaths = absPaths(out.PolicyPaths, userHome)
+	out.AdminPolicyPaths = absPaths(out.AdminPolicyPaths, userHome)
 
 	const dirsKey = "context.includeDirectories"
 	if out.Context.IncludeDirectories, err = resolveIncludeDirs(out.Context.IncludeDirectories, workspace, userHome, origins[dirsKey]); err != nil {
@@ -199,6 +208,24 @@ func Load(opts LoadOptions) (*Settings, error) {
 		out.Warnings = append(out.Warnings, keyWarning)
 	}
 	return &out, nil
+}
+
+// absPaths makes policy paths absolute, as gemini-cli's resolvePath does:
+// ~ is the home directory, a relative path is relative to the current
+// directory.
+func absPaths(paths []string, userHome string) []string {
+	if len(paths) == 0 {
+		return paths
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		p = expandHome(p, userHome)
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // mergeGemini merges one of gemini-cli's settings files as a layer (see

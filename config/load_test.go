@@ -121,13 +121,53 @@ func TestPrecedence(t *testing.T) {
 			},
 		},
 		{
-			name: "allowed tools flag is a union", user: `{"tools": {"allowed": ["read_file", "run_shell_command(git status)"]}}`,
+			// gemini-cli's --allowed-tools replaces tools.allowed.
+			name: "allowed tools flag replaces", user: `{"tools": {"allowed": ["read_file", "run_shell_command(git status)"]}}`,
 			ws: `{"tools": {"allowed": ["read_file", "glob"]}}`, env: env{"AGENTRY_TOOLS_ALLOWED": "read_file,grep"},
-			args:  []string{"--allowed-tools=write_file,read_file", "--allowed-tools=ls"},
+			args:  []string{"--allowed-tools=write_file,read_file", "--allowed-tools=ls,write_file"},
 			model: config.DefaultModel, turns: -1,
 			extra: func(t *testing.T, s *config.Settings) {
-				if want := []string{"read_file", "grep", "write_file", "ls"}; !slices.Equal(s.Tools.Allowed, want) {
-					t.Errorf("allowed = %q, want %q", s.Tools.Allowed, want)
+				if want := []string{"write_file", "read_file", "ls"}; !slices.Equal(s.Tools.Allowed, want) || !s.AllowedToolsFlag {
+					t.Errorf("allowed = %q (flag %v), want %q from the flag", s.Tools.Allowed, s.AllowedToolsFlag, want)
+				}
+			},
+		},
+		{
+			// --policy and --allowed-mcp-server-names replace their
+			// settings, as in gemini-cli; paths become absolute.
+			name: "policy flags replace", user: `{"policyPaths": ["~/p1"], "mcp": {"allowed": ["a"], "excluded": ["x"]}, "tools": {"core": ["read_file"], "confirmationRequired": ["glob"]}}`,
+			args:  []string{"--policy=/abs/one.toml,rel", "--policy=~/two", "--allowed-mcp-server-names=gh"},
+			model: config.DefaultModel, turns: -1,
+			extra: func(t *testing.T, s *config.Settings) {
+				cwd, _ := os.Getwd()
+				home := filepath.Dir(s.Home)
+				if want := []string{"/abs/one.toml", filepath.Join(cwd, "rel"), filepath.Join(home, "two")}; !slices.Equal(s.PolicyPaths, want) {
+					t.Errorf("policyPaths = %q, want %q", s.PolicyPaths, want)
+				}
+				if !slices.Equal(s.MCP.Allowed, []string{"gh"}) || !slices.Equal(s.MCP.Excluded, []string{"x"}) {
+					t.Errorf("mcp = %+v", s.MCP)
+				}
+				if !slices.Equal(s.Tools.Core, []string{"read_file"}) || !slices.Equal(s.Tools.ConfirmationRequired, []string{"glob"}) {
+					t.Errorf("tools = %+v", s.Tools)
+				}
+			},
+		},
+		{
+			name: "policy paths from settings", user: `{"policyPaths": ["~/p1"], "adminPolicyPaths": ["/etc/extra"]}`,
+			model: config.DefaultModel, turns: -1,
+			extra: func(t *testing.T, s *config.Settings) {
+				home := filepath.Dir(s.Home)
+				if !slices.Equal(s.PolicyPaths, []string{filepath.Join(home, "p1")}) || !slices.Equal(s.AdminPolicyPaths, []string{"/etc/extra"}) {
+					t.Errorf("policyPaths = %q, adminPolicyPaths = %q", s.PolicyPaths, s.AdminPolicyPaths)
+				}
+			},
+		},
+		{
+			name: "allowed tools without the flag", env: env{"AGENTRY_TOOLS_ALLOWED": "read_file,grep"},
+			model: config.DefaultModel, turns: -1,
+			extra: func(t *testing.T, s *config.Settings) {
+				if want := []string{"read_file", "grep"}; !slices.Equal(s.Tools.Allowed, want) || s.AllowedToolsFlag {
+					t.Errorf("allowed = %q (flag %v), want %q from the variable", s.Tools.Allowed, s.AllowedToolsFlag, want)
 				}
 			},
 		},
@@ -233,6 +273,9 @@ func TestUntrustedWorkspaceEscalation(t *testing.T) {
 		{"gemini base URL", `{"gemini": {"baseUrl": "https://evil.example"}}`, []string{"gemini.baseUrl"}},
 		{"openai base URL", `{"openai": {"baseUrl": "https://evil.example"}}`, []string{"openai.baseUrl"}},
 		{"security", `{"security": {"trustedFolders": ["/"]}}`, []string{"security"}},
+		{"policy paths", `{"policyPaths": ["/tmp/loose"]}`, []string{"policyPaths"}},
+		{"admin policy paths", `{"adminPolicyPaths": ["/tmp/loose"]}`, []string{"adminPolicyPaths"}},
+		{"allowed MCP servers", `{"mcp": {"allowed": ["gh"]}}`, []string{"mcp.allowed"}},
 		{
 			"several",
 			`{"general": {"defaultApprovalMode": "yolo"}, "tools": {"allowed": ["x"]}, "gemini": {"baseUrl": "http://x"}, "model": {"name": "m"}}`,

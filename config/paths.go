@@ -14,6 +14,48 @@ func (s *Settings) SessionDBPath() string {
 	return filepath.Join(s.Home, "sessions.db")
 }
 
+// AdminPolicyDirEnv overrides the system policy directories (for tests and
+// packaging): when set, it is the one admin-tier directory agentry reads
+// in place of /etc/agentry/policies and /etc/gemini-cli/policies, under
+// the same ownership check.
+const AdminPolicyDirEnv = "AGENTRY_ADMIN_POLICY_DIR"
+
+// SystemPolicyDirs returns the admin-tier policy directories:
+// /etc/agentry/policies and gemini-cli's /etc/gemini-cli/policies, or the
+// directory AGENTRY_ADMIN_POLICY_DIR names.
+func (s *Settings) SystemPolicyDirs() []string {
+	if s.adminPolicyDir != "" {
+		return []string{s.adminPolicyDir}
+	}
+	return []string{"/etc/agentry/policies", "/etc/gemini-cli/policies"}
+}
+
+// UserPolicyDirs returns the user-tier policy directories:
+// ~/.gemini/policies (gemini-cli's) and ~/.agentry/policies.
+func (s *Settings) UserPolicyDirs() []string {
+	return []string{filepath.Join(filepath.Dir(s.Home), geminiDir, "policies"), filepath.Join(s.Home, "policies")}
+}
+
+// WorkspacePolicyDirs returns the workspace-tier policy directories,
+// <workspace>/.gemini/policies and <workspace>/.agentry/policies; none
+// when the workspace is the home directory, whose are the user's.
+func (s *Settings) WorkspacePolicyDirs() []string {
+	if resolvePath(s.Workspace) == resolvePath(filepath.Dir(s.Home)) {
+		return nil
+	}
+	return []string{filepath.Join(s.Workspace, geminiDir, "policies"), filepath.Join(s.Workspace, ".agentry", "policies")}
+}
+
+// AutoSavedPolicyPath returns the file "always and save" answers are
+// written to: <workspace>/.agentry/policies/auto-saved.toml in a trusted
+// workspace, else <Home>/policies/auto-saved.toml.
+func (s *Settings) AutoSavedPolicyPath() string {
+	if dirs := s.WorkspacePolicyDirs(); s.Trusted && len(dirs) > 0 {
+		return filepath.Join(dirs[1], "auto-saved.toml")
+	}
+	return filepath.Join(s.Home, "policies", "auto-saved.toml")
+}
+
 // UserSettingsPath returns the user settings file, <Home>/settings.json.
 func (s *Settings) UserSettingsPath() string {
 	return filepath.Join(s.Home, "settings.json")

@@ -41,8 +41,18 @@ type Settings struct {
 	// MCPServers are MCP servers by name, connected only in trusted
 	// workspaces.
 	MCPServers map[string]MCPServerSettings `json:"mcpServers"`
-	// MCP tunes how MCP servers are run (docs/mcp.md).
+	// MCP is gemini-cli's mcp: MCP servers allowed or excluded by name;
+	// and agentry's mcp.lazy (docs/mcp.md).
 	MCP MCPSettings `json:"mcp"`
+	// PolicyPaths are policy files or directories loaded at the user
+	// tier in place of ~/.gemini/policies and ~/.agentry/policies
+	// (gemini-cli's policyPaths, --policy). See docs/policy.md.
+	PolicyPaths []string `json:"policyPaths"`
+	// AdminPolicyPaths are policy files or directories loaded at the
+	// admin tier beside the system directories (gemini-cli's
+	// adminPolicyPaths, --admin-policy); ignored when a system directory
+	// holds policies.
+	AdminPolicyPaths []string `json:"adminPolicyPaths"`
 	// A2A tunes `agentry serve`.
 	A2A A2ASettings `json:"a2a"`
 	// IDE is gemini-cli's ide: the IDE companion (docs/ide.md).
@@ -64,6 +74,27 @@ type Settings struct {
 	Credentials Credentials `json:"-"`
 	// Warnings are notes for the user about settings that were ignored.
 	Warnings []string `json:"-"`
+	// AllowedToolsFlag reports that --allowed-tools was given: its list
+	// replaced tools.allowed, as in gemini-cli.
+	AllowedToolsFlag bool `json:"-"`
+
+	// adminPolicyDir is AGENTRY_ADMIN_POLICY_DIR (SystemPolicyDirs).
+	adminPolicyDir string
+}
+
+// MCPSettings are gemini-cli's mcp settings, which policy rules are made
+// of (docs/policy.md).
+type MCPSettings struct {
+	// Allowed lists MCP servers whose tools run without confirmation
+	// (outside plan mode); --allowed-mcp-server-names replaces it.
+	Allowed []string `json:"allowed"`
+	// Excluded lists MCP servers whose tools are denied.
+	Excluded []string `json:"excluded"`
+	// Lazy starts a server whose tools are cached from an earlier session
+	// only when the model first uses it (default true); false starts
+	// every server with the session. A server's own lazy setting wins.
+	// agentry's own: not read from gemini-cli's settings files.
+	Lazy bool `json:"lazy"`
 }
 
 // ModelSettings choose the model.
@@ -171,8 +202,15 @@ type ToolsSettings struct {
 	// ("write_file") or, for run_shell_command, by command prefix
 	// ("run_shell_command(git status)").
 	Allowed []string `json:"allowed"`
-	// Exclude lists tools that are not offered to the model at all.
+	// Exclude lists tools that are not offered to the model at all; a
+	// policy rule also denies them.
 	Exclude []string `json:"exclude"`
+	// Core, when set, lists the only tools that run: each is allowed,
+	// every other tool denied (outside plan mode), as gemini-cli's
+	// tools.core.
+	Core []string `json:"core"`
+	// ConfirmationRequired lists tools that always ask first.
+	ConfirmationRequired []string `json:"confirmationRequired"`
 	// Shell configures run_shell_command.
 	Shell ShellSettings `json:"shell"`
 }
@@ -207,6 +245,10 @@ type SecuritySettings struct {
 	// variables shell commands, hooks and MCP stdio servers see, as
 	// gemini-cli's setting of the same name does.
 	EnvironmentVariableRedaction EnvRedactionSettings `json:"environmentVariableRedaction"`
+	// DisableAlwaysAllow hides the "always" answers of confirmations and
+	// ignores saved "always" rules (gemini-cli's setting of the same
+	// name).
+	DisableAlwaysAllow bool `json:"disableAlwaysAllow"`
 }
 
 // EnvRedactionSettings are security.environmentVariableRedaction. agentry's
@@ -341,14 +383,6 @@ type ModelLimit struct {
 	MaxConcurrent int `json:"maxConcurrent"`
 	// RequestsPerMinute is how many calls may start in a minute.
 	RequestsPerMinute int `json:"requestsPerMinute"`
-}
-
-// MCPSettings tune how the servers of mcpServers are run.
-type MCPSettings struct {
-	// Lazy starts a server whose tools are cached from an earlier session
-	// only when the model first uses it (default true); false starts
-	// every server with the session. A server's own lazy setting wins.
-	Lazy bool `json:"lazy"`
 }
 
 // IDESettings are gemini-cli's ide settings.

@@ -207,7 +207,8 @@ func escalations(raw map[string]any, withSecurity bool) []string {
 			keys = append(keys, fmt.Sprintf("general.defaultApprovalMode=%v", v))
 		}
 	}
-	for _, key := range []string{"tools.allowed", "context.includeDirectories", "gemini.baseUrl", "openai.baseUrl"} {
+	for _, key := range []string{"tools.allowed", "context.includeDirectories", "gemini.baseUrl", "openai.baseUrl",
+		"policyPaths", "adminPolicyPaths", "mcp.allowed"} {
 		if v, ok := rawValue(raw, key); ok && !emptyJSON(v) {
 			keys = append(keys, key)
 		}

@@ -38,7 +38,9 @@ func copyExample(t *testing.T, name, dst string) {
 // settings, with examples/hooks/guard-shell.sh where it points: the allow
 // rules let `git status` run without --yolo, and in a trusted workspace
 // the hook refuses `rm -rf` (even under --yolo) with its reason, while
-// other commands run.
+// the allowed commands run. (Any other command is denied, even under
+// --yolo: gemini-cli's tools.allowed run_shell_command(x) rules deny the
+// shell commands they do not name.)
 func TestExampleSettingsAndHook(t *testing.T) {
 	e := newEnv(t)
 	copyExample(t, "settings.json", filepath.Join(e.home, ".agentry", "settings.json"))
@@ -56,7 +58,7 @@ func TestExampleSettingsAndHook(t *testing.T) {
 
 	guarded := e.replayFile(
 		[]map[string]any{call("run_shell_command", map[string]any{"command": "rm -rf build"})},
-		[]map[string]any{call("run_shell_command", map[string]any{"command": "ls build"})},
+		[]map[string]any{call("run_shell_command", map[string]any{"command": "git status"})},
 		[]map[string]any{text("I could not delete it.")},
 	)
 	r = e.run("", "run", "-m", "replay:"+guarded, "--yolo", "--trust-workspace", "-o", "stream-json", "-p", "clean up")
@@ -69,7 +71,7 @@ func TestExampleSettingsAndHook(t *testing.T) {
 		t.Errorf("rm -rf: %v", res[0])
 	}
 	if res[1]["status"] != "success" {
-		t.Errorf("ls: %v", res[1])
+		t.Errorf("git status: %v", res[1])
 	}
 	if _, err := os.Stat(filepath.Join(e.ws, "build", "out.txt")); err != nil {
 		t.Errorf("the hook did not stop rm -rf: %v", err)

@@ -293,7 +293,7 @@ func TestServeA2AJSClient(t *testing.T) {
 	if conf.ToolName != "write_file" || conf.InputParameters["file_path"] != "a.txt" || conf.InputParameters["content"] != "hi\n" {
 		t.Errorf("confirmation's tool call: %+v", conf)
 	}
-	if strings.Join(conf.Options, ",") != "proceed_once,proceed_always,cancel" {
+	if strings.Join(conf.Options, ",") != "proceed_once,proceed_always,proceed_always_and_save,cancel" {
 		t.Errorf("confirmation options %q", conf.Options)
 	}
 	if conf.FileEdit == nil || conf.FileEdit.FileName != "a.txt" || conf.FileEdit.FilePath != filepath.Join(e.ws, "a.txt") || conf.FileEdit.NewContent != "hi\n" {

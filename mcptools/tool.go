@@ -20,6 +20,7 @@ type Tool struct {
 	name string // the name the model calls
 	tool string // the server's name for it
 	decl *genai.FunctionDeclaration
+	ann  map[string]any // the tool's annotations as JSON values; nil when it has none
 }
 
 var (
@@ -36,6 +37,7 @@ func newTool(srv *server, name string, t *mcp.Tool) *Tool {
 		srv:  srv,
 		name: name,
 		tool: t.Name,
+		ann:  annotations(t.Annotations),
 		decl: &genai.FunctionDeclaration{
 			Name:                 name,
 			Description:          t.Description,
@@ -79,6 +81,28 @@ func (t *Tool) TruncatesOutput() bool { return true }
 // the server is trusted, for approval prompts (McpDetails) and policy.
 func (t *Tool) MCP() (server, tool string, trust bool) {
 	return t.srv.name, t.tool, t.srv.cfg.Trust
+}
+
+// Annotations returns the tool's MCP annotations (readOnlyHint,
+// destructiveHint, …) as JSON values, for policy rules with
+// toolAnnotations; nil when the server gave none. The map is the tool's
+// own: callers must not change it.
+func (t *Tool) Annotations() map[string]any { return t.ann }
+
+// annotations converts a tool's annotations to JSON values.
+func annotations(a *mcp.ToolAnnotations) map[string]any {
+	if a == nil {
+		return nil
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	return m
 }
 
 // Execute calls the tool on its server, within the server's timeout,

@@ -9,6 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentry-dev/agentry/protocol/devtool"
+	"github.com/agentry-dev/agentry/runtime"
 )
 
 // interceptor checks every call before a2a-go acts on it: the extension
@@ -188,10 +189,13 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 	if !hasConf {
 		// A plain reply: yes, always or no.
 		outcome, ok := replyOutcome(m)
+		if ok && outcome == runtime.ProceedAlways && t.waiting.req.AlwaysHidden {
+			ok = false // security.disableAlwaysAllow
+		}
 		if !ok {
 			if active {
 				return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
-					"task %s is waiting for a confirmation of tool call %s: send a data part {\"tool_call_id\": %q, \"selected_option_id\": \"proceed_once\" | \"proceed_always\" | \"cancel\"}, or reply with text: %s",
+					"task %s is waiting for a confirmation of tool call %s: send a data part {\"tool_call_id\": %q, \"selected_option_id\": \"proceed_once\" | \"proceed_always\" | \"proceed_always_and_save\" | \"cancel\"}, or reply with text: %s",
 					t.id, want, want, replyWords))
 			}
 			return a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(

@@ -217,17 +217,18 @@ func TestCommandsWaitForTheTask(t *testing.T) {
 // proceed_always.
 func TestConfirmationOptions(t *testing.T) {
 	for id, want := range map[string]runtime.Outcome{
-		"proceed_once":          runtime.ProceedOnce,
-		"proceed_always":        runtime.ProceedAlways,
-		"proceed_always_tool":   runtime.ProceedAlwaysTool,
-		"proceed_always_server": runtime.ProceedAlwaysServer,
-		"cancel":                runtime.Cancel,
+		"proceed_once":            runtime.ProceedOnce,
+		"proceed_always":          runtime.ProceedAlways,
+		"proceed_always_tool":     runtime.ProceedAlwaysTool,
+		"proceed_always_server":   runtime.ProceedAlwaysServer,
+		"proceed_always_and_save": runtime.ProceedAlwaysAndSave,
+		"cancel":                  runtime.Cancel,
 	} {
 		if got, err := protocol.OutcomeOf(id); err != nil || got != want {
 			t.Errorf("%s: %v, %v; want %v", id, got, err, want)
 		}
 	}
-	if _, err := protocol.OutcomeOf("proceed_always_and_save"); err == nil || !strings.Contains(err.Error(), "is not an option") {
+	if _, err := protocol.OutcomeOf("modify_with_editor"); err == nil || !strings.Contains(err.Error(), "is not an option") {
 		t.Errorf("an option agentry does not take: %v", err)
 	}
 }

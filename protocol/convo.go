@@ -351,12 +351,20 @@ func (ap *approval) decide(c devtool.ToolCallConfirmation) (answer, error) {
 		ans.outcome = runtime.ProceedAlwaysTool
 	case devtool.OptionProceedAlwaysServer:
 		ans.outcome = runtime.ProceedAlwaysServer
+	case devtool.OptionProceedAlwaysAndSave:
+		ans.outcome = runtime.ProceedAlwaysAndSave
 	case devtool.OptionCancel:
 		ans.outcome = runtime.Cancel
 	default:
 		return ans, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
 			"selected_option_id %q is not an option of tool call %s (want %s, %s or %s)",
 			c.SelectedOptionID, c.ToolCallID, devtool.OptionProceedOnce, devtool.OptionProceedAlways, devtool.OptionCancel))
+	}
+	if ap.req.AlwaysHidden && ans.outcome != runtime.ProceedOnce && ans.outcome != runtime.Cancel {
+		// security.disableAlwaysAllow: the always options are not offered.
+		return ans, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
+			"selected_option_id %q is not an option of tool call %s: \"always\" answers are disabled (security.disableAlwaysAllow); want %s or %s",
+			c.SelectedOptionID, c.ToolCallID, devtool.OptionProceedOnce, devtool.OptionCancel))
 	}
 	if c.FileDetails == nil || ans.outcome == runtime.Cancel {
 		return ans, nil

@@ -198,7 +198,9 @@ func TestBesideIDEDiffClosedByAClient(t *testing.T) {
 func TestBesideShellConfirmationIsTheClients(t *testing.T) {
 	ide := newAnsweringIDE()
 	h := newHarness(t, []string{
-		callTurn("", "run_shell_command", map[string]any{"command": "echo hi"}),
+		// Not one of the engine's known-safe commands (echo would run
+		// without asking).
+		callTurn("", "run_shell_command", map[string]any{"command": "make hi"}),
 		textTurn("ran"),
 	}, besideIDE(ide))
 	c := h.client("jsonrpc")

@@ -220,6 +220,8 @@ func optionFor(o runtime.Outcome) string {
 		return devtool.OptionProceedAlwaysTool
 	case runtime.ProceedAlwaysServer:
 		return devtool.OptionProceedAlwaysServer
+	case runtime.ProceedAlwaysAndSave:
+		return devtool.OptionProceedAlwaysAndSave
 	}
 	return devtool.OptionCancel
 }

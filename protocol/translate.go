@@ -358,11 +358,14 @@ func (t *translator) confirmation(req runtime.ApprovalRequest, workDir string) [
 // confirmationRequest describes what the user is asked to allow.
 func confirmationRequest(req runtime.ApprovalRequest, workDir string) *devtool.ConfirmationRequest {
 	always := "Allow this tool for the rest of the session"
+	// gemini-cli's labels of proceed_always_and_save, by dialog.
+	save := "Allow for all future sessions"
 	cr := &devtool.ConfirmationRequest{}
 	switch {
 	case req.MCP != nil:
 		cr.McpDetails = &devtool.McpDetails{ServerName: req.MCP.ServerName, ToolName: req.MCP.ToolName}
 		always = fmt.Sprintf("Allow %s from server %s for the rest of the session", req.MCP.ToolName, req.MCP.ServerName)
+		save = "Allow tool for all future sessions"
 	case req.Kind == tools.KindExecute:
 		cmd, _ := req.Args["command"].(string)
 		dir, _ := req.Args["dir_path"].(string)
@@ -375,9 +378,11 @@ func confirmationRequest(req runtime.ApprovalRequest, workDir string) *devtool.C
 		if root := strings.Fields(cmd); len(root) > 0 {
 			always = fmt.Sprintf("Allow commands starting with %q for the rest of the session", root[0])
 		}
+		save = "Allow this command for all future sessions"
 	case req.Diff != nil:
 		cr.FileEditDetails = fileDiff(req.Diff.Path, req.Diff.Before, req.Diff.After, req.Diff.Before != "" || fileExists(req.Diff.Path))
 		always = "Allow file edits for the rest of the session"
+		save = "Allow for this file in all future sessions"
 	default:
 		desc := req.Description
 		if desc == "" {
@@ -385,11 +390,15 @@ func confirmationRequest(req runtime.ApprovalRequest, workDir string) *devtool.C
 		}
 		cr.GenericDetails = &devtool.GenericDetails{Description: desc}
 	}
-	cr.Options = []devtool.ConfirmationOption{
-		{ID: devtool.OptionProceedOnce, Name: "Allow once"},
-		{ID: devtool.OptionProceedAlways, Name: "Allow always", Description: always},
-		{ID: devtool.OptionCancel, Name: "Reject", Description: "Do not run it; the agent is told you declined"},
+	cr.Options = []devtool.ConfirmationOption{{ID: devtool.OptionProceedOnce, Name: "Allow once"}}
+	if !req.AlwaysHidden {
+		cr.Options = append(cr.Options,
+			devtool.ConfirmationOption{ID: devtool.OptionProceedAlways, Name: "Allow always", Description: always},
+			devtool.ConfirmationOption{ID: devtool.OptionProceedAlwaysAndSave, Name: save,
+				Description: "Allow it for the rest of the session and save a policy rule that allows it in later sessions"})
 	}
+	cr.Options = append(cr.Options,
+		devtool.ConfirmationOption{ID: devtool.OptionCancel, Name: "Reject", Description: "Do not run it; the agent is told you declined"})
 	return cr
 }
 

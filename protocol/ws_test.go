@@ -484,7 +484,7 @@ func TestWSConfirmationRacedByAHundredResponders(t *testing.T) {
 	const clients = 99 // and the terminal: 100 responders
 	local := &localApprover{start: make(chan struct{}), asked: make(chan struct{}), withdrawn: make(chan struct{})}
 	sh := newShared(t, []string{
-		callTurn("", "run_shell_command", map[string]any{"command": "echo raced"}),
+		callTurn("", "run_shell_command", map[string]any{"command": "printf '%s\\n' raced"}),
 		textTurn("done"),
 	}, local, wsOpts(protocol.WSConfig{MaxClients: 128}))
 	ws := make([]*wsConn, clients)
@@ -570,7 +570,7 @@ func TestWSConfirmationRacedByAHundredResponders(t *testing.T) {
 func TestWSTerminalAnswerResolvesTheClients(t *testing.T) {
 	local := &localApprover{start: make(chan struct{}), asked: make(chan struct{}), withdrawn: make(chan struct{})}
 	sh := newShared(t, []string{
-		callTurn("", "run_shell_command", map[string]any{"command": "echo from-terminal"}),
+		callTurn("", "run_shell_command", map[string]any{"command": "printf '%s\\n' from-terminal"}),
 		textTurn("ran"),
 	}, local)
 	w := sh.dialWS(t, dialOpts{})
@@ -598,7 +598,7 @@ func TestWSTerminalAnswerResolvesTheClients(t *testing.T) {
 func TestWSClientAnswerWithdrawsTheTerminalDialog(t *testing.T) {
 	local := &localApprover{start: make(chan struct{}), asked: make(chan struct{}), withdrawn: make(chan struct{})}
 	sh := newShared(t, []string{
-		callTurn("", "run_shell_command", map[string]any{"command": "echo x"}),
+		callTurn("", "run_shell_command", map[string]any{"command": "printf '%s\\n' x"}),
 		textTurn("ok"),
 	}, local)
 	w := sh.dialWS(t, dialOpts{query: "name=ide"})
@@ -621,7 +621,7 @@ func TestWSClientAnswerWithdrawsTheTerminalDialog(t *testing.T) {
 }
 
 func TestWSJoinMidTurnGetsTheTurnSoFar(t *testing.T) {
-	sh := newShared(t, []string{callTurn("Checking.", "run_shell_command", map[string]any{"command": "echo x"}), textTurn("ok")}, nil)
+	sh := newShared(t, []string{callTurn("Checking.", "run_shell_command", map[string]any{"command": "printf '%s\\n' x"}), textTurn("ok")}, nil)
 	a := sh.dialWS(t, dialOpts{})
 	a.attached()
 	a.send(1, "SendStreamingMessage", messageParams("go"))
@@ -776,7 +776,7 @@ func TestWSBadInput(t *testing.T) {
 		}
 	})
 	t.Run("answered call", func(t *testing.T) {
-		sh := newShared(t, []string{callTurn("", "run_shell_command", map[string]any{"command": "echo y"}), textTurn("ok")}, nil)
+		sh := newShared(t, []string{callTurn("", "run_shell_command", map[string]any{"command": "printf '%s\\n' y"}), textTurn("ok")}, nil)
 		w := sh.dialWS(t, dialOpts{query: "name=first"})
 		w.attached()
 		w.send(1, "SendStreamingMessage", messageParams("go"))
@@ -1197,7 +1197,7 @@ func TestStateEndingAnExecutionIsStoredFirst(t *testing.T) {
 // task's events after the answer reach it.
 func TestWSSubscribeFollowsTheTasksContext(t *testing.T) {
 	h := newHarness(t, []string{
-		callTurn("", "run_shell_command", map[string]any{"command": "echo followed"}),
+		callTurn("", "run_shell_command", map[string]any{"command": "printf '%s\\n' followed"}),
 		textTurn("done"),
 	})
 	a := h.dialWS(t, dialOpts{})

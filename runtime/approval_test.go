@@ -114,15 +114,15 @@ func TestPolicySetModeRace(t *testing.T) {
 // a stricter mode the session switches to; a user's rule holds in all.
 func TestPolicySessionRulesFollowMode(t *testing.T) {
 	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
+	deploy := &fakeTool{ToolName: "deploy", ToolKind: tools.KindOther}
 	docs := newServerTool("docs", "search")
 	npm := map[string]any{"command": "npm test"}
-	git := map[string]any{"command": "git log"}
-	p := mustPolicy(t, "default", "run_shell_command(git)")
+	p := mustPolicy(t, "default", "deploy")
 	p.AllowAlways("run_shell_command", npm)
 	p.AllowServer("docs")
 	for _, tc := range []struct {
-		mode            ApprovalMode
-		npm, git, docs_ Decision
+		mode               ApprovalMode
+		npm, deploy, docs_ Decision
 	}{
 		{ApprovalDefault, Allow, Allow, Allow},
 		{ApprovalAutoEdit, Allow, Allow, Allow},
@@ -131,9 +131,9 @@ func TestPolicySessionRulesFollowMode(t *testing.T) {
 		if err := p.SetMode(tc.mode); err != nil {
 			t.Fatal(err)
 		}
-		got := []Decision{first(p.Decide(shell, npm)), first(p.Decide(shell, git)), first(p.Decide(docs, nil))}
-		if want := []Decision{tc.npm, tc.git, tc.docs_}; !slices.Equal(got, want) {
-			t.Errorf("%s: npm, git, docs = %v, want %v", tc.mode, got, want)
+		got := []Decision{first(p.Decide(shell, npm)), first(p.Decide(deploy, nil)), first(p.Decide(docs, nil))}
+		if want := []Decision{tc.npm, tc.deploy, tc.docs_}; !slices.Equal(got, want) {
+			t.Errorf("%s: npm, deploy, docs = %v, want %v", tc.mode, got, want)
 		}
 	}
 	// An answer given in auto_edit does not hold back in default.

@@ -165,6 +165,9 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 			return nil, err
 		}
 	}
+	if err := policy.AddToolRules(cfg.Tools); err != nil {
+		return nil, fmt.Errorf("runtime: policy rules of the tools: %w", err)
+	}
 	sc.policy = policy
 	sc.approver = cfg.Approver
 	dispatch := NewDispatcherWith(DispatcherConfig{
@@ -197,7 +200,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	if toolLog == nil {
 		toolLog = slog.Default()
 	}
-	sc.tools = newToolTable(cfg.Tools, cfg.ToolSource, wrap, toolLog)
+	sc.tools = newToolTable(cfg.Tools, cfg.ToolSource, wrap, policy.AddToolRules, toolLog)
 	instruction := cfg.Instruction
 	svc := cfg.SessionService
 	if svc == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/agentry-dev/agentry/policy"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -92,6 +94,10 @@ const (
 	// server tools for this session"); for a tool of no MCP server it is
 	// ProceedAlways.
 	ProceedAlwaysServer Outcome = "proceed_always_server"
+	// ProceedAlwaysAndSave is ProceedAlways whose rules are also saved
+	// to a policy file, so that later sessions allow the same calls
+	// (gemini-cli's "Allow … for all future sessions").
+	ProceedAlwaysAndSave Outcome = "proceed_always_and_save"
 	// Cancel refuses the call.
 	Cancel Outcome = "cancel"
 )
@@ -99,7 +105,7 @@ const (
 // proceeds reports whether o runs the call.
 func (o Outcome) proceeds() bool {
 	switch o {
-	case ProceedOnce, ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer:
+	case ProceedOnce, ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer, ProceedAlwaysAndSave:
 		return true
 	}
 	return false
@@ -119,6 +125,9 @@ type ApprovalRequest struct {
 	// for the prompt to show; nil for other tools or when the preview
 	// failed (the call will then fail the same way when it runs).
 	Diff *tools.FileDiff
+	// AlwaysHidden is set when the "always" answers must not be offered
+	// (security.disableAlwaysAllow): only once and cancel (and modify).
+	AlwaysHidden bool
 }
 
 // MCPDetails name the MCP server and tool behind a call, for approval
@@ -159,37 +168,61 @@ type ExecutionObserver interface {
 	Executing(ctx context.Context, callID string)
 }
 
-// Policy decides which tool calls run without a human, following gemini-cli's
-// built-in policy rules: read-only tools always run; auto_edit also runs file
-// edits; yolo runs everything; plan runs only read-only tools; user allow
-// rules (settings tools.allowed, --allowed-tools) run the tools they name in
-// every mode, and a shell rule "run_shell_command(git status)" runs a
-// command only when every command in it starts with that prefix and it has
-// no redirection. A human's "always" answer adds a session rule that holds
-// in the mode it was given in and the more permissive ones, as in
-// gemini-cli: it lapses while the session is in a stricter mode (plan
-// after default). The mode may change (SetMode). It is safe for
-// concurrent use.
+// Policy decides which tool calls run without a human. It puts agentry's
+// hardening in front of gemini-cli's policy engine (package policy): a
+// write to a protected path (tools.ProtectedPath) asks in every mode but
+// yolo (plan denies), whatever the rules say; every other call is decided
+// by the engine's rules — the bundled defaults, the policy files, the
+// settings' rules and the session's "always" answers, each holding in the
+// mode it was given in and the more permissive ones. The mode may change
+// (SetMode). It is safe for concurrent use.
 type Policy struct {
-	mu      sync.RWMutex // guards the fields below
-	mode    ApprovalMode
-	rules   []allowRule
-	servers []serverRule
+	mu       sync.RWMutex // guards mode
+	mode     ApprovalMode
+	shared   *policyShared
+	subagent string // the subagent whose calls this policy decides, "" for the main agent
 }
 
-type allowRule struct {
-	tool   string
-	prefix string // for run_shell_command; "" allows every command
-	// minRank is the rank of the least permissive mode the rule holds
-	// in: 0 (every mode) for a user's rule, the mode of the answer for a
-	// session rule.
-	minRank int
+// policyShared is what a session's policy shares with the policies of its
+// subagents' child sessions: one engine, so that an "always" answer given
+// in one holds in the others, as gemini-cli's one engine does.
+type policyShared struct {
+	engine     *policy.Engine
+	trusted    bool
+	saver      *policy.Saver
+	hideAlways bool
+	allowed    []string // tools.allowed / --allowed-tools, for UnknownTools
+
+	mu      sync.Mutex
+	derived map[string]bool // keys of the rules derived from tools (remote agents, trusted servers)
 }
 
-// serverRule allows every tool of an MCP server (proceed_always_server).
-type serverRule struct {
-	server  string
-	minRank int
+// PolicyOption configures a Policy made by NewPolicyWith.
+type PolicyOption func(*policyShared)
+
+// WithTrusted tells the engine the workspace is trusted: gemini-cli's
+// shell heuristics ask before git in an untrusted folder.
+func WithTrusted(trusted bool) PolicyOption {
+	return func(s *policyShared) { s.trusted = trusted }
+}
+
+// WithSaver persists the rules of proceed_always_and_save answers; without
+// one such an answer holds for the session only.
+func WithSaver(sv *policy.Saver) PolicyOption {
+	return func(s *policyShared) { s.saver = sv }
+}
+
+// WithoutAlwaysOptions hides the "always" answers from approval requests
+// (security.disableAlwaysAllow); the engine should be made with
+// policy.WithoutAlwaysAllow too.
+func WithoutAlwaysOptions() PolicyOption {
+	return func(s *policyShared) { s.hideAlways = true }
+}
+
+// WithAllowedTools names the tools.allowed rules the engine was given, so
+// that UnknownTools can report the ones that name no tool.
+func WithAllowedTools(allowed []string) PolicyOption {
+	return func(s *policyShared) { s.allowed = slices.Clone(allowed) }
 }
 
 // ErrUnknownApprovalMode reports an approval mode that is none of plan,
@@ -203,21 +236,60 @@ func checkMode(mode ApprovalMode) error {
 	return nil
 }
 
-// NewPolicy returns the policy for an approval mode and allow rules.
+// engineMode is gemini-cli's spelling of an approval mode.
+func engineMode(m ApprovalMode) policy.Mode {
+	if m == ApprovalAutoEdit {
+		return policy.ModeAutoEdit
+	}
+	return policy.Mode(m)
+}
+
+// NewPolicy returns the policy of an approval mode and allow rules
+// (settings tools.allowed): the engine's bundled defaults and the rules
+// policy.SettingsRules makes of allowed.
 func NewPolicy(mode ApprovalMode, allowed []string) (*Policy, error) {
+	for _, a := range allowed {
+		if err := checkAllowRule(a); err != nil {
+			return nil, err
+		}
+	}
+	settings, err := policy.SettingsRules(policy.Settings{ToolsAllowed: allowed})
+	if err != nil {
+		return nil, err
+	}
+	engine, err := policy.New(append(policy.Defaults(), settings...))
+	if err != nil {
+		return nil, err
+	}
+	return NewPolicyWith(mode, engine, WithAllowedTools(allowed))
+}
+
+// NewPolicyWith returns the policy of an approval mode deciding through
+// engine.
+func NewPolicyWith(mode ApprovalMode, engine *policy.Engine, opts ...PolicyOption) (*Policy, error) {
 	if err := checkMode(mode); err != nil {
 		return nil, err
 	}
-	p := &Policy{mode: mode}
-	for _, a := range allowed {
-		r, err := parseAllowRule(a)
-		if err != nil {
-			return nil, err
-		}
-		p.rules = append(p.rules, r)
+	if engine == nil {
+		return nil, errors.New("runtime: NewPolicyWith needs an engine")
 	}
-	return p, nil
+	s := &policyShared{engine: engine, derived: map[string]bool{}}
+	for _, o := range opts {
+		o(s)
+	}
+	return &Policy{mode: mode, shared: s}, nil
 }
+
+// ForSubagent returns the policy of a subagent's child session: the same
+// engine (the session's "always" answers hold there, and the child's hold
+// here), the parent's current mode, and the subagent's name in every call,
+// for rules with a subagent key.
+func (p *Policy) ForSubagent(name string) *Policy {
+	return &Policy{mode: p.Mode(), shared: p.shared, subagent: name}
+}
+
+// Engine returns the engine the policy decides through.
+func (p *Policy) Engine() *policy.Engine { return p.shared.engine }
 
 // Mode returns the approval mode.
 func (p *Policy) Mode() ApprovalMode {
@@ -242,133 +314,226 @@ func (p *Policy) SetMode(mode ApprovalMode) error {
 
 const shellTool = "run_shell_command"
 
-func parseAllowRule(s string) (allowRule, error) {
+// checkAllowRule refuses a tools.allowed entry gemini-cli could not use.
+func checkAllowRule(s string) error {
 	s = strings.TrimSpace(s)
 	name, rest, hasArgs := strings.Cut(s, "(")
 	name = strings.TrimSpace(name)
-	if name == "ShellTool" {
-		name = shellTool
-	}
 	if name == "" {
-		return allowRule{}, fmt.Errorf("allowed tool %q: empty tool name", s)
+		return fmt.Errorf("allowed tool %q: empty tool name", s)
 	}
 	if !hasArgs {
-		return allowRule{tool: name}, nil
+		return nil
 	}
 	if !strings.HasSuffix(rest, ")") {
-		return allowRule{}, fmt.Errorf("allowed tool %q: missing closing parenthesis", s)
+		return fmt.Errorf("allowed tool %q: missing closing parenthesis", s)
 	}
-	if name != shellTool {
-		return allowRule{}, fmt.Errorf("allowed tool %q: only run_shell_command takes a command prefix", s)
+	if strings.TrimSpace(strings.TrimSuffix(rest, ")")) == "" {
+		return fmt.Errorf("allowed tool %q: empty argument", s)
 	}
-	prefix := strings.TrimSpace(strings.TrimSuffix(rest, ")"))
-	if prefix == "" {
-		return allowRule{}, fmt.Errorf("allowed tool %q: empty command prefix", s)
-	}
-	return allowRule{tool: name, prefix: prefix}, nil
+	return nil
 }
 
-// AllowAlways adds a session rule after a human chose proceed_always: the
-// tool from now on, or for the shell the command's root command. The rule
-// holds in the current mode and the more permissive ones.
-func (p *Policy) AllowAlways(tool string, args map[string]any) {
-	r := allowRule{tool: tool}
-	if tool == shellTool {
-		cmd, _ := args["command"].(string)
-		fields := strings.Fields(cmd)
-		if len(fields) == 0 {
-			return
+// ruleName is the tool name of an allow rule: "run_shell_command" for
+// "run_shell_command(git)" and gemini-cli's legacy "ShellTool(git)".
+func ruleName(s string) string {
+	name, _, _ := strings.Cut(strings.TrimSpace(s), "(")
+	name = strings.TrimSpace(name)
+	if name == "ShellTool" {
+		return shellTool
+	}
+	return name
+}
+
+// call is the engine's view of a call of t.
+func (p *Policy) call(mode ApprovalMode, t tools.Tool, args map[string]any, interactive bool) policy.Call {
+	c := policy.Call{
+		Tool: t.Name(), Args: args, Subagent: p.subagent, Mode: engineMode(mode),
+		Interactive: interactive, Trusted: p.shared.trusted,
+	}
+	if m, ok := t.(mcpTool); ok {
+		c.Server, c.ServerTool, _ = m.MCP()
+		if a, ok := t.(annotated); ok {
+			c.Annotations = a.Annotations()
 		}
-		r.prefix = fields[0]
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r.minRank = p.mode.Rank()
-	p.rules = append(p.rules, r)
+	return c
 }
 
-// AllowServer adds a session rule after a human chose
-// proceed_always_server: every tool of the MCP server named server from
-// now on, in the current mode and the more permissive ones. Protected
-// paths still ask, as after any "always" answer.
+// annotated is implemented by MCP tools with annotations (readOnlyHint,
+// …), which rules may match.
+type annotated interface {
+	Annotations() map[string]any
+}
+
+// AlwaysOutcome adds the session rules of a human's "always" answer to a
+// call of t (proceed_always, proceed_always_tool, proceed_always_server,
+// proceed_always_and_save), through policy.AlwaysRules: they hold in the
+// current mode and the more permissive ones. switchToAutoEdit reports
+// that the answer was proceed_always on a file edit, after which gemini-cli
+// switches the session to auto_edit (the caller does). For
+// proceed_always_and_save the rules are also saved through the policy's
+// Saver; a failure to save is returned as saveErr while the session rules
+// still hold.
+func (p *Policy) AlwaysOutcome(t tools.Tool, args map[string]any, o Outcome) (switchToAutoEdit bool, saveErr, err error) {
+	return p.always(p.call(p.Mode(), t, args, true), o)
+}
+
+func (p *Policy) always(c policy.Call, o Outcome) (switchToAutoEdit bool, saveErr, err error) {
+	rules, sw, err := policy.AlwaysRules(c, policy.Outcome(o))
+	if err != nil {
+		return false, nil, err
+	}
+	if err := p.shared.engine.Add(rules...); err != nil {
+		return false, nil, err
+	}
+	if o == ProceedAlwaysAndSave && len(rules) > 0 {
+		if p.shared.saver == nil {
+			saveErr = errors.New("no policy file to save to")
+		} else {
+			saveErr = p.shared.saver.Save(rules...)
+		}
+	}
+	return sw && o == ProceedAlways, saveErr, nil
+}
+
+// AllowAlways adds the session rules of a proceed_always answer to a call
+// of the built-in tool named tool: for run_shell_command its root
+// commands, for another tool the tool (or the argument gemini-cli narrows
+// it by). It does not switch the mode.
+func (p *Policy) AllowAlways(tool string, args map[string]any) {
+	_, _, _ = p.always(policy.Call{Tool: tool, Args: args, Subagent: p.subagent, Mode: engineMode(p.Mode()),
+		Interactive: true, Trusted: p.shared.trusted}, ProceedAlways)
+}
+
+// AllowServer adds the session rule of a proceed_always_server answer:
+// every tool of the MCP server named server, in the current mode and the
+// more permissive ones. Protected paths still ask, as after any "always"
+// answer.
 func (p *Policy) AllowServer(server string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.servers = append(p.servers, serverRule{server: server, minRank: p.mode.Rank()})
+	_, _, _ = p.always(policy.Call{Tool: server + "__*", Server: server, ServerTool: "*", Subagent: p.subagent,
+		Mode: engineMode(p.Mode()), Interactive: true, Trusted: p.shared.trusted}, ProceedAlwaysServer)
 }
 
-// Decide returns the decision for calling t with args, and for Deny the
-// message the model receives.
+// readOnlyPriority is the priority of gemini-cli's read-only.toml rules.
+const readOnlyPriority = 1.05
+
+// defaultDecision reports gemini-cli's read-only tools its bundled
+// policies leave to the default decision (ask, or deny without a human):
+// agentry adds no read-only rule for them either.
+func defaultDecision(tool string) bool { return tool == "read_many_files" }
+
+// AddToolRules adds the rules a session's tools imply: gemini-cli's
+// ask_user rule for each remote agent an invoke_agent tool can call
+// (priority 1.13: a user's rule still allows it), the allow rule of each
+// MCP server with trust: true (mcpServers.<s>.trust), and an allow rule
+// at read-only.toml's priority for each built-in tool of a read-only kind
+// (tools.Kind.ReadOnly). A policy shared with child sessions adds each
+// once.
+func (p *Policy) AddToolRules(ts []tools.Tool) error {
+	var trusted []string
+	var rules []policy.Rule
+	for _, t := range ts {
+		if m, ok := t.(mcpTool); ok {
+			if server, _, trust := m.MCP(); trust && !slices.Contains(trusted, server) {
+				trusted = append(trusted, server)
+			}
+		} else if t.Kind().ReadOnly() && !defaultDecision(t.Name()) {
+			// A built-in tool that only reads runs, as gemini-cli's
+			// read-only.toml allows its read-only tools by name: the
+			// same rule for agentry's tools it does not name.
+			rules = append(rules, policy.Rule{ToolName: t.Name(), Decision: policy.Allow, Priority: readOnlyPriority,
+				Source: "Default: read-only tool"})
+		}
+		if l, ok := t.(AgentLister); ok {
+			for _, a := range l.Agents() {
+				if a.Remote {
+					rules = append(rules, remoteAgentRule(t.Name(), a.Name))
+				}
+			}
+		}
+	}
+	if len(trusted) > 0 {
+		rs, err := policy.SettingsRules(policy.Settings{TrustedServers: trusted})
+		if err != nil {
+			return err
+		}
+		rules = append(rules, rs...)
+	}
+	s := p.shared
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var fresh []policy.Rule
+	for _, r := range rules {
+		key := fmt.Sprintf("%s\x00%s\x00%s\x00%v\x00%v", r.ToolName, r.MCPName, r.ArgsPattern, r.Decision, r.Priority)
+		if !s.derived[key] {
+			s.derived[key] = true
+			fresh = append(fresh, r)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	return s.engine.Add(fresh...)
+}
+
+// remoteAgentRule is gemini-cli's rule for a remote subagent: calling it
+// asks, since the task leaves the machine.
+func remoteAgentRule(tool, agent string) policy.Rule {
+	return policy.Rule{
+		ToolName:    tool,
+		ArgsPattern: `"agent_name":\s*"` + regexp.QuoteMeta(agent) + `"`,
+		Decision:    policy.AskUser,
+		Priority:    1.13,
+		Source:      "Remote agent (" + agent + ")",
+	}
+}
+
+// Decide returns the decision for calling t with args in a session with a
+// human to ask (an approver), and for Deny the message the model receives.
 func (p *Policy) Decide(t tools.Tool, args map[string]any) (Decision, string) {
-	d, msg, _ := p.decide(t, args)
+	d, msg, _, _ := p.decide(t, args, true)
 	return d, msg
 }
 
-// decide is Decide, also returning the mode it decided in: the mode may
-// change at any time, and the scheduler's later checks must follow the
-// decision.
-func (p *Policy) decide(t tools.Tool, args map[string]any) (Decision, string, ApprovalMode) {
+// decide is Decide for a session with or without a human, also returning
+// the mode it decided in (the mode may change at any time, and the
+// scheduler's later checks must follow the decision) and the engine's
+// result.
+func (p *Policy) decide(t tools.Tool, args map[string]any, interactive bool) (Decision, string, ApprovalMode, policy.Result) {
 	mode := p.Mode()
-	d, msg := p.decideIn(mode, t, args)
-	return d, msg, mode
-}
-
-func (p *Policy) decideIn(mode ApprovalMode, t tools.Tool, args map[string]any) (Decision, string) {
 	if mode != ApprovalYolo {
 		// Writing a file that configures commands run without a further
 		// approval (.git/config, hooks, settings, .env) would turn an
 		// edit into a command: only a human or yolo allows it, whatever
-		// the mode and the allow rules (an "always" answer included).
+		// the mode and the rules (an "always" answer included).
 		if _, _, ok := protectedTarget(t, args); ok {
 			if mode == ApprovalPlan {
-				return Deny, planDenied
+				return Deny, planDenied, mode, policy.Result{Decision: policy.Deny}
 			}
-			return Ask, ""
+			return Ask, "", mode, policy.Result{Decision: policy.AskUser}
 		}
 	}
-	if p.matchesRule(mode, t.Name(), args) {
-		return Allow, ""
+	res := p.shared.engine.Check(p.call(mode, t, args, interactive))
+	switch res.Decision {
+	case policy.Allow:
+		return Allow, "", mode, res
+	case policy.AskUser:
+		return Ask, "", mode, res
 	}
-	if m, ok := t.(mcpTool); ok {
-		// A server the user marked trust: true runs without asking, as in
-		// gemini-cli; plan mode still allows nothing but reading.
-		server, _, trust := m.MCP()
-		if trust && mode != ApprovalPlan {
-			return Allow, ""
-		}
-		if p.allowsServer(mode, server) {
-			return Allow, ""
-		}
-	}
-	kind := t.Kind()
-	switch {
-	case kind == tools.KindAgent:
-		// Handing a task to a local subagent is allowed, as gemini-cli's
-		// policy allows invoke_agent; each of the child's calls goes
-		// through the child's own policy in the same approval mode. A
-		// remote agent gets the task (and whatever it quotes) off this
-		// machine: gemini-cli asks first unless in yolo mode or a user
-		// rule allows invoke_agent.
-		name, _ := args["agent_name"].(string)
-		if r, ok := t.(RemoteAware); ok && r.Remote(name) && mode != ApprovalYolo {
-			return Ask, ""
-		}
-		return Allow, ""
-	case kind.ReadOnly():
-		return Allow, ""
-	case mode == ApprovalPlan:
-		return Deny, planDenied
-	case mode == ApprovalYolo:
-		return Allow, ""
-	case mode == ApprovalAutoEdit && kind == tools.KindEdit:
-		// Only an edit that names the files it writes can be checked
-		// against the protected paths; any other asks.
-		if _, ok := t.(tools.FileWriter); ok {
-			return Allow, ""
-		}
-	}
-	return Ask, ""
+	return Deny, denialMessage(res.DenyMessage), mode, res
 }
+
+// denialMessage is gemini-cli's text of a call the policy denies.
+func denialMessage(denyMessage string) string {
+	if denyMessage == "" {
+		return policyDenied
+	}
+	return policyDenied + " " + denyMessage
+}
+
+// policyDenied is gemini-cli's text of a call a rule denies.
+const policyDenied = "Tool execution denied by policy."
 
 // planDenied is the message of a call plan mode refuses.
 const planDenied = "Tool execution denied by policy. You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked."
@@ -391,48 +556,6 @@ func protectedTarget(t tools.Tool, args map[string]any) (path, why string, ok bo
 		}
 	}
 	return "", "", false
-}
-
-// allowsServer reports whether a session rule allows every tool of
-// server in mode.
-func (p *Policy) allowsServer(mode ApprovalMode, server string) bool {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return slices.ContainsFunc(p.servers, func(r serverRule) bool {
-		return r.server == server && mode.Rank() >= r.minRank
-	})
-}
-
-func (p *Policy) matchesRule(mode ApprovalMode, name string, args map[string]any) bool {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	var prefixes [][]string
-	for _, r := range p.rules {
-		if r.tool != name || mode.Rank() < r.minRank {
-			continue
-		}
-		if r.prefix == "" {
-			return true
-		}
-		prefixes = append(prefixes, strings.Fields(r.prefix))
-	}
-	if len(prefixes) == 0 {
-		return false
-	}
-	cmd, _ := args["command"].(string)
-	commands, ok := simpleCommands(cmd)
-	if !ok {
-		return false
-	}
-	// Every command in the line must start with an allowed prefix.
-	for _, words := range commands {
-		if !slices.ContainsFunc(prefixes, func(want []string) bool {
-			return len(words) >= len(want) && slices.Equal(words[:len(want)], want)
-		}) {
-			return false
-		}
-	}
-	return true
 }
 
 // simpleCommands parses a shell line into the words of its simple commands.
@@ -510,16 +633,16 @@ func literalWord(w *syntax.Word) (string, bool) {
 	return b.String(), true
 }
 
-// UnknownTools returns the tool names of the allow rules that name none of
-// the tools known reports, each once, in rule order. Such a rule allows
-// nothing: most often the name is misspelt.
+// UnknownTools returns the tool names of the allow rules (tools.allowed,
+// --allowed-tools) that name none of the tools known reports, each once,
+// in rule order. Such a rule allows nothing: most often the name is
+// misspelt.
 func (p *Policy) UnknownTools(known func(name string) bool) []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
 	var out []string
-	for _, r := range p.rules {
-		if !known(r.tool) && !slices.Contains(out, r.tool) {
-			out = append(out, r.tool)
+	for _, r := range p.shared.allowed {
+		name := ruleName(r)
+		if !known(name) && !slices.Contains(out, name) {
+			out = append(out, name)
 		}
 	}
 	return out

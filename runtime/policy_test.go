@@ -29,7 +29,9 @@ func TestPolicyModes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		p := mustPolicy(t, tc.mode)
-		got, msg := p.Decide(tc.tool, map[string]any{"command": "ls"})
+		// Not one of gemini-cli's known-safe commands (ls would run in
+		// every mode but plan).
+		got, msg := p.Decide(tc.tool, map[string]any{"command": "npm test"})
 		if got != tc.want {
 			t.Errorf("%s/%s: %v, want %v", tc.mode, tc.tool.Name(), got, tc.want)
 		}
@@ -100,27 +102,34 @@ func TestPolicyAllowRules(t *testing.T) {
 	}{
 		{[]string{"write_file"}, edit, "", Allow},
 		{[]string{"replace"}, edit, "", Ask},
-		{[]string{"run_shell_command"}, shell, "rm -rf /tmp/x", Allow},
+		// gemini-cli's dangerous-command heuristic asks even when the
+		// shell is allowed.
+		{[]string{"run_shell_command"}, shell, "rm -rf /tmp/x", Ask},
+		{[]string{"run_shell_command"}, shell, "npm test", Allow},
 		{[]string{"ShellTool(git)"}, shell, "git log --oneline", Allow},
 		{[]string{"run_shell_command(git status)"}, shell, "git status", Allow},
 		{[]string{"run_shell_command(git status)"}, shell, "git status --short", Allow},
-		{[]string{"run_shell_command(git status)"}, shell, "  git   status ", Allow},
-		{[]string{"run_shell_command(git status)"}, shell, "git statusx", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git push", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status && rm -rf /", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status; rm -rf /", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status | sh", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status > out.txt", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status $(rm -rf /)", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status `rm -rf /`", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status $HOME", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "(git status)", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "X=1 git status", Ask},
-		{[]string{"run_shell_command(git status)"}, shell, "git status &", Ask},
 		{[]string{"run_shell_command(git status)"}, shell, "git status 'quoted arg'", Allow},
+		// gemini-cli's commandPrefix: a word boundary after the prefix.
+		// A rule run_shell_command(x) also denies every other command
+		// (priority 4.29), so what it does not allow is denied, not asked.
+		{[]string{"run_shell_command(git status)"}, shell, "git statusx", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "git push", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "  git   status ", Deny},
+		// Every command of a line is checked on its own.
+		{[]string{"run_shell_command(git status)"}, shell, "git status && rm -rf /", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "git status; rm -rf /", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "git status | sh", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "git status $(rm -rf /)", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "git status `rm -rf /`", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "(git status)", Deny},
+		{[]string{"run_shell_command(git status)"}, shell, "X=1 git status", Deny},
+		{[]string{"run_shell_command(git)"}, shell, "if true; then git log; fi", Deny},
+		// A redirection turns an allowed command into a question.
+		{[]string{"run_shell_command(git status)"}, shell, "git status > out.txt", Ask},
+		{[]string{"run_shell_command(git status)"}, shell, "git status $HOME", Allow},
+		{[]string{"run_shell_command(git status)"}, shell, "git status &", Allow},
 		{[]string{"run_shell_command(git)", "run_shell_command(ls)"}, shell, "git diff && ls -la", Allow},
-		{[]string{"run_shell_command(git)"}, shell, "if true; then git log; fi", Ask},
-		{[]string{"run_shell_command(git)"}, shell, "git log 'unterminated", Ask},
 		// An allow rule wins over plan mode, as a user-tier rule does in
 		// gemini-cli.
 		{[]string{"write_file"}, edit, "", Allow},
@@ -141,7 +150,9 @@ func TestPolicyErrors(t *testing.T) {
 	if _, err := NewPolicy("reckless", nil); err == nil {
 		t.Error("unknown mode: want an error")
 	}
-	for _, bad := range []string{"", "run_shell_command(", "read_file(x)", "run_shell_command()"} {
+	// gemini-cli ignores the argument of a tool other than the shell:
+	// read_file(x) is read_file.
+	for _, bad := range []string{"", "run_shell_command(", "run_shell_command()"} {
 		if _, err := NewPolicy("default", []string{bad}); err == nil {
 			t.Errorf("rule %q: want an error", bad)
 		}

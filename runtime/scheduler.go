@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"google.golang.org/adk/v2/agent"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentry-dev/agentry/hooks"
 	"github.com/agentry-dev/agentry/plugins/hookbridge"
+	"github.com/agentry-dev/agentry/policy"
 	"github.com/agentry-dev/agentry/telemetry"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -93,7 +95,10 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 	// checked again just before it runs, since a symlink swapped on the
 	// way (while a human reads the prompt, say) could redirect an approved
 	// write into .git.
-	decision, denyMsg, mode := st.policy.decide(st.t, args)
+	// Someone can answer an ask when the session has an approver (the
+	// terminal, an A2A client, an IDE), as gemini-cli's interactive mode.
+	interactive := st.approver != nil
+	decision, denyMsg, mode, decided := st.policy.decide(st.t, args, interactive)
 	guarded := mode != ApprovalYolo
 	var decidedFor string
 	if guarded {
@@ -120,6 +125,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		req := ApprovalRequest{
 			CallID: callID, Tool: st.t.Name(), DisplayName: st.t.DisplayName(),
 			Description: st.t.Describe(args), Kind: st.t.Kind(), Args: args,
+			AlwaysHidden: st.policy.shared.hideAlways,
 		}
 		if m, ok := st.t.(mcpTool); ok {
 			server, name, _ := m.MCP()
@@ -153,19 +159,9 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		switch outcome {
 		case ProceedOnce:
 			info.decision = "accept"
-		case ProceedAlways, ProceedAlwaysTool:
-			// For an MCP tool both allow the tool; for another tool
-			// "this tool" is what proceed_always allows.
+		case ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer, ProceedAlwaysAndSave:
 			info.decision = "auto_accept"
-			st.policy.AllowAlways(st.t.Name(), args)
-		case ProceedAlwaysServer:
-			info.decision = "auto_accept"
-			if m, ok := st.t.(mcpTool); ok {
-				server, _, _ := m.MCP()
-				st.policy.AllowServer(server)
-			} else {
-				st.policy.AllowAlways(st.t.Name(), args)
-			}
+			st.always(ctx, ss, args, outcome)
 		default:
 			info.errType = tools.ErrPolicyViolation
 			info.decision = "reject"
@@ -176,6 +172,10 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		// A policy's denial is not a user's decision; gemini-cli's
 		// statistics count none.
 		info.errType = tools.ErrPolicyViolation
+		if !interactive && defaultDenial(decided) {
+			// No rule of the user's denied it: say what would allow it.
+			denyMsg += " " + allowHint(st.t, args)
+		}
 		return nil, errors.New(denyMsg)
 	default:
 		// An allowed call proceeds once, as gemini-cli counts it (yolo
@@ -221,6 +221,52 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		return nil, err
 	}
 	return map[string]any{"output": out}, nil
+}
+
+// always adds the rules of a human's "always" answer. proceed_always on a
+// file edit also switches the session to auto_edit, as in gemini-cli; a
+// rule that could not be saved is a warning, the session rule still
+// holds.
+func (st *scheduledTool) always(ctx context.Context, ss *streamState, args map[string]any, o Outcome) {
+	// For a tool of no MCP server, the MCP answers are proceed_always.
+	if _, isMCP := st.t.(mcpTool); !isMCP && (o == ProceedAlwaysTool || o == ProceedAlwaysServer) {
+		o = ProceedAlways
+	}
+	switchMode, saveErr, err := st.policy.AlwaysOutcome(st.t, args, o)
+	log := slog.Default()
+	if ss != nil {
+		log = ss.session.log
+	}
+	if err != nil {
+		log.WarnContext(ctx, "approval: the answer adds no rule", "tool", st.t.Name(), "outcome", string(o), "err", err)
+	}
+	if saveErr != nil {
+		// gemini-cli's text; the session rule holds all the same. A
+		// corrupted file the saver moved aside is its own warning.
+		msg := fmt.Sprintf("Failed to persist policy for %s: %v", st.t.Name(), saveErr)
+		if errors.Is(saveErr, policy.ErrCorrupted) {
+			msg = saveErr.Error()
+		}
+		if ss != nil {
+			ss.Warn("POLICY_SAVE_FAILED", msg)
+		} else {
+			log.WarnContext(ctx, msg)
+		}
+	}
+	if switchMode && st.policy.Mode() != ApprovalAutoEdit && st.policy.Mode() != ApprovalYolo {
+		if ss != nil && st.policy == ss.session.cfg.policy {
+			_ = ss.session.SetApprovalMode(ApprovalAutoEdit)
+		} else {
+			_ = st.policy.SetMode(ApprovalAutoEdit)
+		}
+	}
+}
+
+// defaultDenial reports whether a denial came from no rule or a bundled
+// default without a message of its own (a call that needs a human in a run
+// without one), rather than from a rule someone wrote.
+func defaultDenial(res policy.Result) bool {
+	return res.Rule == nil || res.Rule.Priority < float64(policy.TierExtension) && res.Rule.DenyMessage == ""
 }
 
 // toolOutput emits a running call's live output.

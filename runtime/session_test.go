@@ -405,9 +405,10 @@ func TestDeniedCallReachesModelAsError(t *testing.T) {
 		t.Fatal("a denied tool ran")
 	}
 	resp := find(evs, EventToolResponse)[0].ToolResponse
-	// gemini-cli's sentence, then what would allow the call. No one
+	// gemini-cli's sentence (its default write.toml denies write_file
+	// in a run without a human), then what would allow the call. No one
 	// decided: gemini-cli's statistics count no decision for it.
-	wantMsg := `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode. ` +
+	wantMsg := `Tool execution denied by policy. ` +
 		`To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add "write_file" to tools.allowed in settings.json.`
 	if !resp.IsError || resp.Content[0].Text != wantMsg || resp.Data["errorType"] != "policy_violation" || resp.Data["decision"] != nil {
 		t.Errorf("tool_response = %+v", resp)

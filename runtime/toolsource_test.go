@@ -113,3 +113,24 @@ func TestToolSource(t *testing.T) {
 		t.Errorf("Tools after the change = %v", got)
 	}
 }
+
+// TestToolSourceTrustedServer: a trusted server's tool from a ToolSource
+// runs without asking, as one among Config.Tools does; an untrusted one
+// asks.
+func TestToolSourceTrustedServer(t *testing.T) {
+	for _, trust := range []bool{true, false} {
+		asked := 0
+		approver := approverFunc(func(context.Context, ApprovalRequest) (Outcome, error) {
+			asked++
+			return ProceedOnce, nil
+		})
+		src := &fakeSource{}
+		src.set(&mcpFake{fakeTool: fakeTool{ToolName: "docs__search_docs", ToolKind: tools.KindOther}, trust: trust})
+		b := newScript(callTurn("", fc("c1", "docs__search_docs", map[string]any{"q": "x"})), textTurn("ok"))
+		s := newTestSession(t, b, Config{ToolSource: src, Approver: approver})
+		run(t, s, "search")
+		if want := map[bool]int{true: 0, false: 1}[trust]; asked != want {
+			t.Errorf("trust %v: asked %d times, want %d", trust, asked, want)
+		}
+	}
+}

@@ -31,7 +31,10 @@ type ToolSource interface {
 type toolTable struct {
 	src  ToolSource // nil: the fixed tools only
 	wrap func(tools.Tool) *scheduledTool
-	log  *slog.Logger
+	// rules adds the policy rules a set of the source's tools implies (a
+	// trusted server's); it skips rules it already has.
+	rules func([]tools.Tool) error
+	log   *slog.Logger
 
 	mu   sync.Mutex // serialises rebuilds
 	snap atomic.Pointer[toolSnap]
@@ -46,8 +49,8 @@ type toolSnap struct {
 	dynamic []*scheduledTool // the source's tools, as declared
 }
 
-func newToolTable(fixed []tools.Tool, src ToolSource, wrap func(tools.Tool) *scheduledTool, log *slog.Logger) *toolTable {
-	t := &toolTable{src: src, wrap: wrap, log: log}
+func newToolTable(fixed []tools.Tool, src ToolSource, wrap func(tools.Tool) *scheduledTool, rules func([]tools.Tool) error, log *slog.Logger) *toolTable {
+	t := &toolTable{src: src, wrap: wrap, rules: rules, log: log}
 	s := &toolSnap{byName: make(map[string]tools.Tool, len(fixed)), fixed: len(fixed)}
 	for _, tl := range fixed {
 		s.byName[tl.Name()] = tl
@@ -97,6 +100,11 @@ func (t *toolTable) rebuild(prev *toolSnap, v uint64, ts []tools.Tool) *toolSnap
 		s.byName[tl.Name()] = tl
 		s.names = append(s.names, tl.Name())
 		s.dynamic = append(s.dynamic, t.wrap(tl))
+	}
+	if t.rules != nil {
+		if err := t.rules(ts); err != nil {
+			t.log.Warn("policy rules of the MCP tools", "err", err)
+		}
 	}
 	return s
 }

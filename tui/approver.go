@@ -8,12 +8,6 @@ import (
 	"github.com/agentry-dev/agentry/runtime"
 )
 
-// The MCP dialog's "session" outcomes, gemini-cli's spelling.
-const (
-	outcomeAlwaysTool   runtime.Outcome = "proceed_always_tool"
-	outcomeAlwaysServer runtime.Outcome = "proceed_always_server"
-)
-
 // errAttached reports a second Run using an Approver that one is using.
 var errAttached = errors.New("tui: the approver is in use by another Run")
 
@@ -23,9 +17,8 @@ var errAttached = errors.New("tui: the approver is in use by another Run")
 // arriving together wait in a queue); without a running terminal it
 // returns runtime.ErrNoHuman. It is safe for concurrent use.
 type Approver struct {
-	mu      sync.Mutex
-	mb      *mailbox
-	servers map[string]bool // MCP servers whose tools this session allows
+	mu sync.Mutex
+	mb *mailbox
 }
 
 var (
@@ -34,7 +27,7 @@ var (
 )
 
 // NewApprover returns an Approver with no terminal attached.
-func NewApprover() *Approver { return &Approver{servers: map[string]bool{}} }
+func NewApprover() *Approver { return &Approver{} }
 
 // approval is one request waiting for the user's answer.
 type approval struct {
@@ -85,19 +78,13 @@ func (ap *Approver) Approve(ctx context.Context, req runtime.ApprovalRequest) (r
 // ApproveEdit implements runtime.EditingApprover: it blocks until the user
 // answers the request's dialog, ctx ends (the dialog closes; the outcome
 // is Cancel with ctx's cause) or the terminal quits (runtime.ErrNoHuman).
-// The MCP dialog's "Allow tool for this session" and "Allow all server
-// tools for this session" (gemini-cli's proceed_always_tool and
-// proceed_always_server) come back as runtime.ProceedAlways, which makes
-// the policy allow the tool; after the second, later calls of the same
-// server are allowed without asking.
+// The outcome is gemini-cli's for the option chosen (the MCP dialog's
+// proceed_always_tool and proceed_always_server, the "future sessions"
+// options' proceed_always_and_save): the session's policy adds the rules.
 func (ap *Approver) ApproveEdit(ctx context.Context, req runtime.ApprovalRequest) (runtime.Outcome, map[string]any, error) {
 	ap.mu.Lock()
 	mb := ap.mb
-	allowed := req.MCP != nil && ap.servers[req.MCP.ServerName]
 	ap.mu.Unlock()
-	if allowed {
-		return runtime.ProceedAlways, nil, nil
-	}
 	if mb == nil {
 		return "", nil, runtime.ErrNoHuman
 	}
@@ -108,17 +95,6 @@ func (ap *Approver) ApproveEdit(ctx context.Context, req runtime.ApprovalRequest
 	mb.push(approvalMsg{a})
 	select {
 	case ans := <-a.answer:
-		switch ans.outcome {
-		case outcomeAlwaysServer:
-			if req.MCP != nil {
-				ap.mu.Lock()
-				ap.servers[req.MCP.ServerName] = true
-				ap.mu.Unlock()
-			}
-			return runtime.ProceedAlways, ans.args, nil
-		case outcomeAlwaysTool:
-			return runtime.ProceedAlways, ans.args, nil
-		}
 		return ans.outcome, ans.args, nil
 	case <-ctx.Done():
 		mb.push(approvalGoneMsg{a})

@@ -168,36 +168,34 @@ func TestApproverConcurrentRequestsAndCancellation(t *testing.T) {
 	}
 }
 
-func TestApproverMCPServerForTheSession(t *testing.T) {
-	ap := NewApprover()
-	u := startUI(t, ap, "", '3') // Allow all server tools for this session
-	req := runtime.ApprovalRequest{CallID: "c1", Tool: "s__a", Kind: tools.KindExecute, MCP: &runtime.MCPDetails{ServerName: "s", ToolName: "a"}}
-	if o, err := ap.Approve(t.Context(), req); o != runtime.ProceedAlways || err != nil {
-		t.Fatalf("%q, %v", o, err)
-	}
-	// With the terminal gone, the same server's other tool is still
-	// allowed (no dialog); another server's would need one.
-	u.halt()
-	ap.detach(u.m.mb)
-	req.CallID, req.MCP = "c2", &runtime.MCPDetails{ServerName: "s", ToolName: "b"}
-	if o, err := ap.Approve(t.Context(), req); o != runtime.ProceedAlways || err != nil {
-		t.Errorf("same server: %q, %v", o, err)
-	}
-	req.MCP = &runtime.MCPDetails{ServerName: "other", ToolName: "b"}
-	if _, err := ap.Approve(t.Context(), req); !errors.Is(err, runtime.ErrNoHuman) {
-		t.Errorf("another server was not asked about: %v", err)
-	}
-}
-
-func TestApproverToolForTheSession(t *testing.T) {
-	ap := NewApprover()
-	startUI(t, ap, "", '2') // Allow tool for this session
-	req := runtime.ApprovalRequest{CallID: "c1", Tool: "s__a", Kind: tools.KindExecute, MCP: &runtime.MCPDetails{ServerName: "s", ToolName: "a"}}
-	if o, err := ap.Approve(t.Context(), req); o != runtime.ProceedAlways || err != nil {
-		t.Fatalf("%q, %v", o, err)
-	}
-	if ap.servers["s"] {
-		t.Error("allowing one tool allowed the server")
+// TestApproverAlwaysOutcomes: the MCP dialog's session answers and the
+// "future sessions" answer come back as gemini-cli's outcomes, for the
+// session's policy to add rules; the approver keeps nothing itself.
+func TestApproverAlwaysOutcomes(t *testing.T) {
+	mcp := runtime.ApprovalRequest{CallID: "c1", Tool: "s__a", Kind: tools.KindExecute, MCP: &runtime.MCPDetails{ServerName: "s", ToolName: "a"}}
+	exec := runtime.ApprovalRequest{CallID: "c1", Tool: "run_shell_command", Kind: tools.KindExecute, Args: map[string]any{"command": "git status"}}
+	for _, tc := range []struct {
+		req  runtime.ApprovalRequest
+		key  rune
+		want runtime.Outcome
+	}{
+		{mcp, '2', runtime.ProceedAlwaysTool},
+		{mcp, '3', runtime.ProceedAlwaysServer},
+		{mcp, '4', runtime.ProceedAlwaysAndSave},
+		{exec, '3', runtime.ProceedAlwaysAndSave},
+	} {
+		ap := NewApprover()
+		u := startUI(t, ap, "", tc.key)
+		if o, err := ap.Approve(t.Context(), tc.req); o != tc.want || err != nil {
+			t.Errorf("%s key %c: %q, %v; want %q", tc.req.Tool, tc.key, o, err, tc.want)
+		}
+		u.halt()
+		ap.detach(u.m.mb)
+		// With the terminal gone, nothing is allowed by the approver.
+		tc.req.CallID = "c2"
+		if _, err := ap.Approve(t.Context(), tc.req); !errors.Is(err, runtime.ErrNoHuman) {
+			t.Errorf("%s: without a terminal: %v, want ErrNoHuman", tc.req.Tool, err)
+		}
 	}
 }
 

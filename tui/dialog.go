@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,31 +72,49 @@ type editorDoneMsg struct {
 	err       error
 }
 
-// options are the dialog's answers for a request, gemini-cli's.
+// options are the dialog's answers for a request, gemini-cli's: the
+// "always" answers ("for this session", and "for all future sessions",
+// which saves a policy rule) are left out when the request hides them
+// (security.disableAlwaysAllow).
 func (m *model) options(req runtime.ApprovalRequest) []dialogOption {
 	once := dialogOption{label: "Allow once", outcome: runtime.ProceedOnce}
 	always := dialogOption{label: "Allow for this session", outcome: runtime.ProceedAlways}
+	save := dialogOption{label: "Allow for all future sessions", outcome: runtime.ProceedAlwaysAndSave}
 	cancel := dialogOption{label: cancelLabel, outcome: runtime.Cancel}
+	var opts []dialogOption
 	switch kindOf(req) {
 	case kindEdit:
-		opts := []dialogOption{once, always}
+		save.label = "Allow for this file in all future sessions"
+		opts = []dialogOption{once, always, save}
 		if req.Diff != nil {
 			opts = append(opts, dialogOption{label: "Modify with external editor", modify: true})
 		}
-		return append(opts, cancel)
 	case kindExec:
 		cmd, _ := req.Args["command"].(string)
 		if f := strings.Fields(cmd); len(f) > 0 {
 			always.label = fmt.Sprintf("Allow for this session (every command starting with %q)", sanitize(f[0]))
 		}
-		return []dialogOption{once, always, cancel}
+		save.label = "Allow this command for all future sessions"
+		opts = []dialogOption{once, always, save}
 	case kindMCP:
-		return []dialogOption{once,
-			{label: "Allow tool for this session", outcome: outcomeAlwaysTool},
-			{label: "Allow all server tools for this session", outcome: outcomeAlwaysServer},
-			cancel}
+		save.label = "Allow tool for all future sessions"
+		opts = []dialogOption{once,
+			{label: "Allow tool for this session", outcome: runtime.ProceedAlwaysTool},
+			{label: "Allow all server tools for this session", outcome: runtime.ProceedAlwaysServer},
+			save}
+	default:
+		opts = []dialogOption{once, always, save}
 	}
-	return []dialogOption{once, always, cancel}
+	if req.AlwaysHidden {
+		opts = slices.DeleteFunc(opts, func(o dialogOption) bool {
+			switch o.outcome {
+			case runtime.ProceedAlways, runtime.ProceedAlwaysTool, runtime.ProceedAlwaysServer, runtime.ProceedAlwaysAndSave:
+				return true
+			}
+			return false
+		})
+	}
+	return append(opts, cancel)
 }
 
 // question is the dialog's question, gemini-cli's.

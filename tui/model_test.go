@@ -863,6 +863,9 @@ func TestDialogAnswers(t *testing.T) {
 		Diff: &tools.FileDiff{Path: "/w/a.txt", Before: "a\n", After: "b\n"}}
 	execReq := runtime.ApprovalRequest{CallID: "c1", Tool: "run_shell_command", DisplayName: "Shell", Kind: tools.KindExecute, Args: map[string]any{"command": "rm -rf build"}}
 	mcpReq := runtime.ApprovalRequest{CallID: "c1", Tool: "s__t", Kind: tools.KindExecute, MCP: &runtime.MCPDetails{ServerName: "s", ToolName: "t"}}
+	// security.disableAlwaysAllow: Allow once, then No.
+	hidden := execReq
+	hidden.AlwaysHidden = true
 	for _, tc := range []struct {
 		name string
 		req  runtime.ApprovalRequest
@@ -874,9 +877,13 @@ func TestDialogAnswers(t *testing.T) {
 		{"down up enter", execReq, []tea.KeyPressMsg{keyDown, keyUp, keyEnter}, runtime.ProceedOnce},
 		{"number", execReq, []tea.KeyPressMsg{runeKey('2')}, runtime.ProceedAlways},
 		{"esc", execReq, []tea.KeyPressMsg{keyEsc}, runtime.Cancel},
-		{"last option", editReq, []tea.KeyPressMsg{runeKey('4')}, runtime.Cancel},
-		{"mcp tool", mcpReq, []tea.KeyPressMsg{runeKey('2')}, outcomeAlwaysTool},
-		{"mcp server", mcpReq, []tea.KeyPressMsg{runeKey('3')}, outcomeAlwaysServer},
+		{"last option", editReq, []tea.KeyPressMsg{runeKey('5')}, runtime.Cancel},
+		{"save", editReq, []tea.KeyPressMsg{runeKey('3')}, runtime.ProceedAlwaysAndSave},
+		{"save command", execReq, []tea.KeyPressMsg{runeKey('3')}, runtime.ProceedAlwaysAndSave},
+		{"mcp tool", mcpReq, []tea.KeyPressMsg{runeKey('2')}, runtime.ProceedAlwaysTool},
+		{"mcp server", mcpReq, []tea.KeyPressMsg{runeKey('3')}, runtime.ProceedAlwaysServer},
+		{"mcp save", mcpReq, []tea.KeyPressMsg{runeKey('4')}, runtime.ProceedAlwaysAndSave},
+		{"always hidden", hidden, []tea.KeyPressMsg{runeKey('2')}, runtime.Cancel},
 		{"out of range number", execReq, []tea.KeyPressMsg{runeKey('9'), keyEnter}, runtime.ProceedOnce},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -946,7 +953,7 @@ func TestModifyWithoutEditor(t *testing.T) {
 	h := newHarness(t, testConfig(newTestSession()), 80, 24)
 	h.openDialog(runtime.ApprovalRequest{CallID: "c1", Tool: "write_file", Kind: tools.KindEdit,
 		Diff: &tools.FileDiff{Path: "/w/a.txt", Before: "a\n", After: "b\n"}})
-	h.send(runeKey('3'))
+	h.send(runeKey('4')) // Modify with external editor
 	if !strings.Contains(h.view(), "No external editor is available. Please run /editor to configure one.") {
 		t.Errorf("view:\n%s", h.view())
 	}
@@ -966,7 +973,7 @@ func TestModifyWithEditor(t *testing.T) {
 	h := newHarness(t, cfg, 80, 24)
 	a := h.openDialog(runtime.ApprovalRequest{CallID: "c1", Tool: "write_file", Kind: tools.KindEdit,
 		Diff: &tools.FileDiff{Path: "/w/a.txt", Before: "one\n", After: "two\n"}})
-	h.send(runeKey('3'))
+	h.send(runeKey('4')) // Modify with external editor
 	if len(h.execs) != 1 {
 		t.Fatalf("execs = %d", len(h.execs))
 	}

@@ -77,11 +77,11 @@ type batchFlags struct {
 // run's. It is a function so that no caller can change run's or batch's
 // mapping for the other.
 func batchFlagKeys() map[string]string {
-	return map[string]string{
+	return withPolicyFlags(map[string]string{
 		"model":         "model.name",
 		"approval-mode": "general.defaultApprovalMode",
 		"allowed-tools": "tools.allowed",
-	}
+	})
 }
 
 func newBatchCommand(io stdio, sigs <-chan os.Signal, exit *int) *cobra.Command {
@@ -144,7 +144,8 @@ id has its result and writes the result lines, one per id in input order.
 	fl.StringVarP(&f.model, "model", "m", "", "the default model: gemini-2.5-flash, flash, openai:<model>, replay:<file.jsonl> …")
 	fl.BoolVarP(&f.yolo, "yolo", "y", false, "approve every tool call (same as --approval-mode yolo)")
 	fl.StringVar(&f.approvalMode, "approval-mode", "", "the default approval mode: plan, default, auto_edit or yolo (default default)")
-	fl.StringSliceVar(&f.allowedTools, "allowed-tools", nil, `tools that run without approval, e.g. write_file,"run_shell_command(git status)"`)
+	fl.StringSliceVar(&f.allowedTools, "allowed-tools", nil, allowedToolsUsage)
+	addPolicyFlags(fl)
 	fl.StringVarP(&f.workspace, "workspace", "w", "", "the default workspace directory (default the current directory)")
 	fl.BoolVar(&f.trustWorkspace, "trust-workspace", false, "trust the workspaces of this batch: read their settings and .env")
 	fl.IntVarP(&f.concurrency, "concurrency", "c", defaultBatchConcurrency, "how many prompts run at once")
@@ -536,6 +537,7 @@ type batchSpace struct {
 	// agents are the workspace's subagent definitions, read once for
 	// every prompt; never nil, so that no session reads them again.
 	agents   []agents.Definition
+	policies *compose.Policies // the workspace's policies, loaded once
 	resolver runtime.ModelResolver
 	tel      *telemetry.Telemetry
 	closeTel func() error
@@ -856,6 +858,10 @@ func (b *batch) space(ctx context.Context, key string) *batchSpace {
 		for _, err := range errs {
 			b.log.Warn("subagent definition left out", "err", err)
 		}
+		sp.policies = compose.LoadPolicies(s, false)
+		for _, w := range sp.policies.Warnings {
+			fmt.Fprintf(b.stderr, "[WARNING] %s\n", w)
+		}
 		sp.resolver = compose.NewResolver(s, nil, nil)
 		sp.tel, sp.closeTel, sp.err = compose.OpenTelemetry(ctx, s, b.log)
 	})
@@ -932,7 +938,7 @@ func (b *batch) runOne(ctx context.Context, req batchRequest) (res batchResult) 
 	// writer and the batch's memory does not grow with its length.
 	sess, err := compose.FromSettings(ctx, &s, compose.Options{
 		Availability: b.avail, Resolver: newPromptResolver(sp.resolver, sp.settings), Telemetry: sp.tel, Logger: b.log.With("id", req.ID),
-		Agents: sp.agents, RemoteAgents: remote.Invokers,
+		Agents: sp.agents, RemoteAgents: remote.Invokers, Policies: sp.policies,
 	})
 	if err != nil {
 		return failWith(err)

@@ -47,11 +47,15 @@ type queueFlags struct {
 // the flags would have been on the enqueuing machine. Flags not given are
 // left out, so the worker's settings files decide them.
 type queuedSettings struct {
-	Model          string   `json:"model,omitempty"`
-	ApprovalMode   string   `json:"approval_mode,omitempty"`
-	AllowedTools   []string `json:"allowed_tools,omitempty"`
-	Workspace      string   `json:"workspace"`
-	TrustWorkspace bool     `json:"trust_workspace,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	ApprovalMode string   `json:"approval_mode,omitempty"`
+	AllowedTools []string `json:"allowed_tools,omitempty"`
+	// The policy flags, paths absolute.
+	Policy                []string `json:"policy,omitempty"`
+	AdminPolicy           []string `json:"admin_policy,omitempty"`
+	AllowedMCPServerNames []string `json:"allowed_mcp_server_names,omitempty"`
+	Workspace             string   `json:"workspace"`
+	TrustWorkspace        bool     `json:"trust_workspace,omitempty"`
 }
 
 // queuedRequest is a valid input line as a job carries it.
@@ -175,6 +179,10 @@ func queueSettings(cmd *cobra.Command, f *batchFlags, workspace string) queuedSe
 	}
 	if fl.Changed("allowed-tools") {
 		s.AllowedTools = f.allowedTools
+	}
+	s.Policy, s.AdminPolicy = absSlice(fl, "policy"), absSlice(fl, "admin-policy")
+	if fl.Changed("allowed-mcp-server-names") {
+		s.AllowedMCPServerNames, _ = fl.GetStringSlice("allowed-mcp-server-names")
 	}
 	return s
 }

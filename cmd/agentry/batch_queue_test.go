@@ -91,4 +91,16 @@ func TestQueuedSettingsFlags(t *testing.T) {
 	if !slices.Equal(tools, []string{"write_file", "run_shell_command(git status, -s)"}) || !fs.Changed("allowed-tools") {
 		t.Errorf("allowed-tools %q", tools)
 	}
+	if fs.Changed("policy") || fs.Changed("admin-policy") || fs.Changed("allowed-mcp-server-names") {
+		t.Error("a policy flag set though not in the snapshot")
+	}
+	// The policy flags travel too.
+	fs = queuedSettings{Policy: []string{"/p/a.toml", "/p/dir"}, AdminPolicy: []string{"/adm"}, AllowedMCPServerNames: []string{"gh"}}.flags()
+	for name, want := range map[string][]string{
+		"policy": {"/p/a.toml", "/p/dir"}, "admin-policy": {"/adm"}, "allowed-mcp-server-names": {"gh"},
+	} {
+		if got, _ := fs.GetStringSlice(name); !slices.Equal(got, want) || !fs.Changed(name) {
+			t.Errorf("--%s = %q (changed %v), want %q", name, got, fs.Changed(name), want)
+		}
+	}
 }

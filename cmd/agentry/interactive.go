@@ -190,10 +190,12 @@ func runInteractive(ctx context.Context, cmd *cobra.Command, f *runFlags, io std
 	// browser flow while the first session opens, before the terminal
 	// UI takes the screen; later, /mcp auth does.
 	mcpPrompt := &startupPrompt{w: io.err}
+	policies := newPolicyLoader(p.warn)
 	open := func(ctx context.Context, id string) (*runtime.Session, error) {
 		return compose.FromSettings(ctx, settings, compose.Options{
 			SessionID: id, SessionService: store, Approver: sessApprover, RemoteAgents: remote.Invokers,
 			IDEContext: conn, IDEDiffs: ideDiffs, Availability: avail, MCPAuthPrompt: mcpPrompt.prompt,
+			Policies: policies.load(settings, true),
 		})
 	}
 	first, err := open(ctx, f.sessionID)

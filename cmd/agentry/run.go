@@ -55,14 +55,14 @@ type runFlags struct {
 
 // flagKeys maps run's flags to settings keys: flags are the settings layer
 // with the highest precedence.
-var flagKeys = map[string]string{
+var flagKeys = withPolicyFlags(map[string]string{
 	"model":               "model.name",
 	"output-format":       outputFormatKey,
 	"approval-mode":       "general.defaultApprovalMode",
 	"allowed-tools":       "tools.allowed",
 	"include-directories": "context.includeDirectories",
 	"ide":                 "ide.enabled",
-}
+})
 
 func newRunCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
 	f := &runFlags{}
@@ -93,7 +93,8 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags) {
 	fl.StringVarP(&f.outputFormat, "output-format", "o", "", "text, json, stream-json or events (default text)")
 	fl.BoolVarP(&f.yolo, "yolo", "y", false, "approve every tool call (same as --approval-mode yolo)")
 	fl.StringVar(&f.approvalMode, "approval-mode", "", "plan, default, auto_edit or yolo (default default)")
-	fl.StringSliceVar(&f.allowedTools, "allowed-tools", nil, `tools that run without approval, e.g. write_file,"run_shell_command(git status)"`)
+	fl.StringSliceVar(&f.allowedTools, "allowed-tools", nil, allowedToolsUsage)
+	addPolicyFlags(fl)
 	fl.StringSliceVar(&f.includeDirs, "include-directories", nil, "more workspace roots, comma-separated or repeated (added to context.includeDirectories)")
 	fl.StringVar(&f.record, "record", "", "append every model response to `FILE` in the replay format")
 	fl.StringVar(&f.sessionID, "session-id", "", "the session id (default a new UUID); an existing id continues that session")
@@ -190,7 +191,8 @@ func runMain(ctx context.Context, cmd *cobra.Command, f *runFlags, args []string
 		}
 	}
 
-	opts := compose.Options{SessionID: f.sessionID, Record: record, SessionService: store, RemoteAgents: remote.Invokers}
+	opts := compose.Options{SessionID: f.sessionID, Record: record, SessionService: store, RemoteAgents: remote.Invokers,
+		Policies: newPolicyLoader(p.warn).load(settings, false)}
 	if settings.IDE.Enabled {
 		// As gemini-cli with ide.enabled: the IDE companion is connected in
 		// the background, and the editor's context goes with the prompt

@@ -60,14 +60,14 @@ type serveFlags struct {
 }
 
 // serveFlagKeys maps serve's flags to settings keys.
-var serveFlagKeys = map[string]string{
+var serveFlagKeys = withPolicyFlags(map[string]string{
 	"model":         "model.name",
 	"approval-mode": "general.defaultApprovalMode",
 	"allowed-tools": "tools.allowed",
 	"max-tasks":     "a2a.maxTasks",
 	"on-disconnect": "a2a.onDisconnect",
 	"ide":           "ide.enabled",
-}
+})
 
 func newServeCommand(io stdio, in *interrupts, exit *int) *cobra.Command {
 	f := &serveFlags{}
@@ -109,7 +109,8 @@ func addSessionFlags(fl *pflag.FlagSet, model *string, yolo *bool, mode *string,
 	fl.StringVarP(model, "model", "m", "", "the model: gemini-2.5-flash, flash, openai:<model>, replay:<file.jsonl> …")
 	fl.BoolVarP(yolo, "yolo", "y", false, "approve every tool call (same as --approval-mode yolo)")
 	fl.StringVar(mode, "approval-mode", "", "plan, default, auto_edit or yolo (default default)")
-	fl.StringSliceVar(allowed, "allowed-tools", nil, `tools that run without approval, e.g. write_file,"run_shell_command(git status)"`)
+	fl.StringSliceVar(allowed, "allowed-tools", nil, allowedToolsUsage)
+	addPolicyFlags(fl)
 	fl.StringVarP(ws, "workspace", "w", "", "the workspace directory (default the current directory)")
 	fl.BoolVar(trust, "trust-workspace", false, "trust the workspace: read its settings and .env")
 }
@@ -414,6 +415,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 	case settings.A2A.IdleMinutes > 0:
 		idle = time.Duration(settings.A2A.IdleMinutes) * time.Minute
 	}
+	policies := newPolicyLoader(func(w string) { log.Warn(w) })
 	srv, err := protocol.New(protocol.Config{
 		NewSession: func(ctx context.Context, r protocol.SessionRequest) (protocol.Session, error) {
 			s, err := ws.get(r.Workspace)
@@ -427,7 +429,7 @@ func newA2AServer(ctx context.Context, settings *config.Settings, flags *pflag.F
 			opts := compose.Options{
 				SessionID: r.ContextID, SessionService: store, Approver: r.Approver,
 				Resolver: resolver, Availability: avail, Logger: log, RemoteAgents: remote.Invokers,
-				Lease: check,
+				Lease: check, Policies: policies.load(s, r.Approver != nil),
 			}
 			if s == settings {
 				opts.Agents = agentDefs

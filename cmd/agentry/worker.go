@@ -228,6 +228,16 @@ func (s queuedSettings) flags() *pflag.FlagSet {
 	fs.String("model", "", "")
 	fs.String("approval-mode", "", "")
 	fs.StringSlice("allowed-tools", nil, "")
+	addPolicyFlags(fs)
+	for name, vals := range map[string][]string{
+		"policy": s.Policy, "admin-policy": s.AdminPolicy, "allowed-mcp-server-names": s.AllowedMCPServerNames,
+	} {
+		if vals != nil {
+			f := fs.Lookup(name)
+			_ = f.Value.(pflag.SliceValue).Replace(vals)
+			f.Changed = true
+		}
+	}
 	if s.Model != "" {
 		_ = fs.Set("model", s.Model)
 	}

@@ -277,6 +277,7 @@ func TestTerminalFirst(t *testing.T) {
 		want   string
 	}{
 		{"allow", humanAnswer{outcome: runtime.ProceedAlways}, "x\n"},
+		{"allow and save", humanAnswer{outcome: runtime.ProceedAlwaysAndSave}, "x\n"},
 		{"modify", humanAnswer{outcome: runtime.ProceedOnce, args: map[string]any{"content": "edited\n"}}, "edited\n"},
 		{"cancel", humanAnswer{outcome: runtime.Cancel}, "one\n"},
 	} {

@@ -21,6 +21,13 @@ func ApprovalRequest(tc devtool.ToolCall) runtime.ApprovalRequest {
 		req.Args = map[string]any{}
 	}
 	cr := tc.ConfirmationRequest
+	if cr != nil && len(cr.Options) > 0 && !slices.ContainsFunc(cr.Options, func(o devtool.ConfirmationOption) bool {
+		return o.ID == devtool.OptionProceedAlways || o.ID == devtool.OptionProceedAlwaysAndSave
+	}) {
+		// The server offers no "always" answer (its
+		// security.disableAlwaysAllow): neither does the terminal.
+		req.AlwaysHidden = true
+	}
 	switch {
 	case cr == nil:
 	case cr.McpDetails != nil:
@@ -79,8 +86,10 @@ func modifiedContent(req runtime.ApprovalRequest, args map[string]any) (string, 
 
 // Offered is o as one of the options cr offers: o itself when offered
 // (or when cr lists none); an "always" answer the request does not offer
-// becomes proceed_always, or proceed_once when that is not offered
-// either; a refusal not offered stays cancel, which every server reads.
+// (proceed_always_tool, proceed_always_server, or proceed_always_and_save
+// from a server that saves nothing) becomes proceed_always, or
+// proceed_once when that is not offered either; a refusal not offered
+// stays cancel, which every server reads.
 func Offered(cr *devtool.ConfirmationRequest, o runtime.Outcome) runtime.Outcome {
 	if cr == nil || len(cr.Options) == 0 {
 		return o
@@ -91,7 +100,7 @@ func Offered(cr *devtool.ConfirmationRequest, o runtime.Outcome) runtime.Outcome
 	switch {
 	case offered(string(o)):
 		return o
-	case o == runtime.ProceedAlwaysTool || o == runtime.ProceedAlwaysServer:
+	case o == runtime.ProceedAlwaysTool || o == runtime.ProceedAlwaysServer || o == runtime.ProceedAlwaysAndSave:
 		if offered(devtool.OptionProceedAlways) {
 			return runtime.ProceedAlways
 		}

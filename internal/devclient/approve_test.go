@@ -18,6 +18,23 @@ func TestApprovalRequestShapes(t *testing.T) {
 	if exec.Kind != "execute" || exec.Args["command"] != "make" || exec.Args["dir_path"] != "/ws/sub" {
 		t.Errorf("exec %+v", exec)
 	}
+	// A server that offers no "always" answer: the terminal hides its own.
+	for _, tc := range []struct {
+		ids    []string
+		hidden bool
+	}{
+		{[]string{devtool.OptionProceedOnce, devtool.OptionCancel}, true},
+		{[]string{devtool.OptionProceedOnce, devtool.OptionProceedAlways, devtool.OptionCancel}, false},
+		{nil, false},
+	} {
+		cr := &devtool.ConfirmationRequest{ExecuteDetails: &devtool.ExecuteDetails{Command: "make"}}
+		for _, id := range tc.ids {
+			cr.Options = append(cr.Options, devtool.ConfirmationOption{ID: id})
+		}
+		if got := ApprovalRequest(devtool.ToolCall{ToolCallID: "c", ConfirmationRequest: cr}); got.AlwaysHidden != tc.hidden {
+			t.Errorf("options %v: AlwaysHidden = %v", tc.ids, got.AlwaysHidden)
+		}
+	}
 	generic := ApprovalRequest(devtool.ToolCall{ToolCallID: "c", ToolName: "web_fetch", ConfirmationRequest: &devtool.ConfirmationRequest{
 		GenericDetails: &devtool.GenericDetails{Description: "fetch example.com"}}})
 	if generic.Description != "fetch example.com" || generic.Kind != "other" {
@@ -78,6 +95,8 @@ func TestOffered(t *testing.T) {
 	all := &devtool.ConfirmationRequest{Options: []devtool.ConfirmationOption{
 		{ID: devtool.OptionProceedOnce}, {ID: devtool.OptionProceedAlways}, {ID: devtool.OptionCancel}}}
 	onceOnly := &devtool.ConfirmationRequest{Options: []devtool.ConfirmationOption{{ID: devtool.OptionProceedOnce}, {ID: devtool.OptionCancel}}}
+	withSave := &devtool.ConfirmationRequest{Options: []devtool.ConfirmationOption{
+		{ID: devtool.OptionProceedOnce}, {ID: devtool.OptionProceedAlways}, {ID: devtool.OptionProceedAlwaysAndSave}, {ID: devtool.OptionCancel}}}
 	mcp := &devtool.ConfirmationRequest{Options: []devtool.ConfirmationOption{
 		{ID: devtool.OptionProceedOnce}, {ID: devtool.OptionProceedAlwaysServer}, {ID: devtool.OptionCancel}}}
 	for _, c := range []struct {
@@ -90,6 +109,11 @@ func TestOffered(t *testing.T) {
 		{all, runtime.ProceedAlwaysTool, runtime.ProceedAlways},
 		{all, runtime.ProceedAlwaysServer, runtime.ProceedAlways},
 		{all, runtime.Cancel, runtime.Cancel},
+		// A server that saves no rules (an older agentry, gemini-cli's
+		// a2a-server) gets proceed_always for "always and save".
+		{all, runtime.ProceedAlwaysAndSave, runtime.ProceedAlways},
+		{withSave, runtime.ProceedAlwaysAndSave, runtime.ProceedAlwaysAndSave},
+		{onceOnly, runtime.ProceedAlwaysAndSave, runtime.ProceedOnce},
 		{onceOnly, runtime.ProceedAlways, runtime.ProceedOnce},
 		{onceOnly, runtime.ProceedAlwaysServer, runtime.ProceedOnce},
 		{mcp, runtime.ProceedAlwaysServer, runtime.ProceedAlwaysServer},

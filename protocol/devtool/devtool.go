@@ -228,11 +228,16 @@ type ConfirmationOption struct {
 }
 
 // The option ids agentry offers; they are gemini-cli's
-// ToolConfirmationOutcome values.
+// ToolConfirmationOutcome values, which gemini-cli's a2a-server takes as
+// the answer's outcome.
 const (
 	OptionProceedOnce   = "proceed_once"
 	OptionProceedAlways = "proceed_always"
-	OptionCancel        = "cancel"
+	// OptionProceedAlwaysAndSave allows the call for the rest of the
+	// session and saves a policy rule that allows it in later sessions
+	// too (gemini-cli's "… for all future sessions").
+	OptionProceedAlwaysAndSave = "proceed_always_and_save"
+	OptionCancel               = "cancel"
 )
 
 // Option ids agentry accepts but does not offer: gemini-cli's answers
