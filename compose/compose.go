@@ -225,7 +225,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 	if err != nil {
 		return nil, err
 	}
-	sessionTools, instruction, prompts, err := toolsFor(ctx, s, opts, set, parentOf{
+	sessionTools, mcpSource, instruction, prompts, err := toolsFor(ctx, s, opts, set, parentOf{
 		sessionID: st.id, svc: st.svc, routes: routes, resolver: resolver, tel: tel, policy: policy,
 	}, &cl)
 	if err != nil {
@@ -269,6 +269,7 @@ func FromSettings(ctx context.Context, s *config.Settings, opts Options) (_ *run
 			return nil
 		},
 		Tools:          sessionTools,
+		ToolSource:     mcpSource,
 		Prompts:        prompts,
 		Policy:         policy,
 		Approver:       opts.Approver,
@@ -496,40 +497,50 @@ type parentOf struct {
 	policy *runtime.Policy
 }
 
-// toolsFor returns the tools and the system prompt of a session. A main
-// session gets the built-in tools, its MCP servers' and invoke_agent
-// (when subagents are defined), with agentry's prompt. A child gets its
-// definition's subset of the parent's tools (its MCP servers' connections
-// included) and complete_task, never another agent tool; its prompt is
-// its definition's.
-func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.Set, p parentOf, cl *closers) ([]tools.Tool, string, runtime.PromptSource, error) {
+// toolsFor returns the tools, the MCP servers' tools, the system prompt
+// and the MCP prompts of a session. A main session gets the built-in tools
+// and invoke_agent (when subagents are defined), with agentry's prompt, and
+// its MCP servers' tools as a source that changes when a server's list
+// does; their prompts are its slash commands. A child gets its
+// definition's subset of the parent's tools (the parent's MCP tools as
+// they are when it starts, over the parent's connections) and
+// complete_task, never another agent tool; its prompt is its definition's.
+func toolsFor(ctx context.Context, s *config.Settings, opts Options, set *tools.Set, p parentOf, cl *closers) ([]tools.Tool, runtime.ToolSource, string, runtime.PromptSource, error) {
 	if c := opts.child; c != nil {
-		sessionTools, missing := c.tools(append(set.Tools(), c.mcp...))
+		all := set.Tools()
+		if c.mcp != nil {
+			all = append(all, c.mcp.Current()...)
+		}
+		sessionTools, missing := c.tools(all)
 		if len(missing) > 0 {
 			logger(opts).Warn("subagent tools not found; the agent runs without them", "agent", c.def.Name,
 				"err", &agents.LoadError{File: c.def.File, Field: "tools", Msg: "no tool named " + strings.Join(missing, ", ")})
 		}
-		return sessionTools, c.def.SystemPrompt + subagents.Rules, nil, nil
+		return sessionTools, nil, c.def.SystemPrompt + subagents.Rules, nil, nil
 	}
-	mcpTools, closeMCP, prompts, err := mcpToolset(ctx, s, set, opts.Logger, opts.MCPAuthPrompt)
+	sessionTools := set.Tools()
+	taken := []string{subagents.InvokeAgentToolName}
+	for _, t := range sessionTools {
+		taken = append(taken, t.Name())
+	}
+	source, closeMCP, prompts, err := mcpToolset(ctx, s, taken, opts.Logger, opts.MCPAuthPrompt)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
 	cl.add(closeMCP)
-	sessionTools := append(set.Tools(), mcpTools...)
-	st, closeAgents := subagentsFor(s, opts, childSessions(s, opts, p, mcpTools))
+	st, closeAgents := subagentsFor(s, opts, childSessions(s, opts, p, source))
 	if st != nil {
 		sessionTools = append(sessionTools, st)
 		cl.add(closeAgents)
 	}
-	return sessionTools, runtime.SystemPrompt, prompts, nil
+	return sessionTools, source, runtime.SystemPrompt, prompts, nil
 }
 
 // childSessions returns the factory of a session's subagent child
 // sessions: FromSettings again, over the parent's store, availability,
 // telemetry and resolver, in the parent's current approval mode, with the
 // definition's model, turn limit and sampling.
-func childSessions(s *config.Settings, opts Options, p parentOf, mcpTools []tools.Tool) subagents.Factory {
+func childSessions(s *config.Settings, opts Options, p parentOf, mcpTools runtime.ToolSource) subagents.Factory {
 	return func(ctx context.Context, def agents.Definition, id string, extra []tools.Tool, approver runtime.Approver) (subagents.Child, error) {
 		cs := *s
 		if p.policy != nil {
@@ -719,13 +730,16 @@ func childEnv(s *config.Settings, enabled bool) []string {
 }
 
 // mcpToolset connects to the MCP servers of the settings and returns
-// their tools, with the function that closes the servers (their processes
-// are gone when it returns). MCP servers run commands and reach services
-// the settings name, so they are connected only in a trusted workspace, as
-// gemini-cli does. A server that fails is reported and left out; a tool
-// whose name a built-in tool has, or that tools.exclude names, is left out.
-// The servers' prompts are the session's slash commands (mcpPrompts).
-func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *slog.Logger, prompt mcpauth.Prompt) ([]tools.Tool, func() error, runtime.PromptSource, error) {
+// their tools as a source that changes when a server's list does, with the
+// function that closes the servers (their processes are gone when it
+// returns) and their prompts, the session's slash commands (mcpPrompts).
+// MCP servers run commands and reach services the settings name, so they
+// are connected only in a trusted workspace, as gemini-cli does. A server
+// that fails is reported and left out; a tool named like one of taken (the
+// built-in tools) or that tools.exclude names is left out. Servers whose
+// tools are cached in ~/.agentry/cache/mcp start on first use (mcp.lazy, a
+// server's lazy).
+func mcpToolset(ctx context.Context, s *config.Settings, taken []string, log *slog.Logger, prompt mcpauth.Prompt) (runtime.ToolSource, func() error, runtime.PromptSource, error) {
 	none := func() error { return nil }
 	if len(s.MCPServers) == 0 {
 		return nil, none, nil, nil
@@ -737,14 +751,22 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
 		return nil, none, nil, nil
 	}
+	cacheDir := ""
+	if s.Home != "" {
+		cacheDir = filepath.Join(s.Home, "cache", "mcp")
+	}
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
-	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version(),
-		OAuth: MCPOAuth(s, prompt, log)})
+	m, err := mcptools.New(mcptools.Config{
+		Servers: s.MCPServers, EnvFunc: func() []string { return childEnv(s, true) }, ExpandEnv: os.Environ(), Logger: log,
+		ClientName: "agentry", ClientVersion: version.Version(),
+		CacheDir: cacheDir, Lazy: s.MCP.Lazy, Taken: append(slices.Clone(taken), s.Tools.Exclude...),
+		OAuth: MCPOAuth(s, prompt, log),
+	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)
 	}
-	all, errs := m.Tools(ctx)
+	_, errs := m.Tools(ctx)
 	for _, err := range errs {
 		if are := (*mcpauth.AuthRequiredError)(nil); errors.As(err, &are) {
 			log.Warn(are.Error() + "; its tools are left out")
@@ -752,22 +774,7 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		}
 		log.Warn("MCP server unavailable; its tools are left out", "err", err)
 	}
-	taken := map[string]bool{}
-	for _, t := range set.Tools() {
-		taken[t.Name()] = true
-	}
-	for _, name := range s.Tools.Exclude {
-		taken[name] = true
-	}
-	var out []tools.Tool
-	for _, t := range all {
-		if taken[t.Name()] {
-			log.Warn("MCP tool left out: a built-in tool has its name, or tools.exclude names it", "tool", t.Name())
-			continue
-		}
-		out = append(out, t)
-	}
-	return out, m.Close, newMCPPrompts(ctx, m, log), nil
+	return m, m.Close, newMCPPrompts(ctx, m, log), nil
 }
 
 // mcpTool is implemented by MCP tools: their server and tool names.
@@ -779,7 +786,7 @@ type mcpTool interface {
 type childSpec struct {
 	def   agents.Definition
 	extra []tools.Tool
-	mcp   []tools.Tool
+	mcp   runtime.ToolSource
 	// parent is the parent session's id.
 	parent string
 	// policy is the parent's approval policy, whose engine the child

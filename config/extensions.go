@@ -77,8 +77,8 @@ type TelemetrySettings struct {
 
 // MCPServerSettings are one entry of the settings' mcpServers map, in
 // gemini-cli's shape (the JSON names are gemini-cli's, so the same
-// settings file works for both): exactly one of Command (stdio), URL or
-// HTTPURL (streamable HTTP).
+// settings file works for both): exactly one of Command (stdio), URL
+// (streamable HTTP or SSE, see Type) or HTTPURL (streamable HTTP).
 type MCPServerSettings struct {
 	// Command starts a stdio server; Args are its arguments.
 	Command string   `json:"command,omitempty"`
@@ -89,10 +89,12 @@ type MCPServerSettings struct {
 	Env map[string]string `json:"env,omitempty"`
 	// Cwd is a stdio server's working directory (default: the caller's).
 	Cwd string `json:"cwd,omitempty"`
-	// URL is a streamable HTTP endpoint. gemini-cli also accepts SSE here
-	// (with type "sse"); like gemini-cli without a type, agentry speaks
-	// streamable HTTP.
+	// URL is an HTTP endpoint. As in gemini-cli, Type "http" speaks
+	// streamable HTTP, Type "sse" the older HTTP+SSE transport, and no
+	// Type tries streamable HTTP and falls back to SSE when that fails.
 	URL string `json:"url,omitempty"`
+	// Type is the transport of URL: "http", "sse" or "" (either).
+	Type string `json:"type,omitempty"`
 	// HTTPURL is gemini-cli's older spelling of a streamable HTTP endpoint.
 	HTTPURL string `json:"httpUrl,omitempty"`
 	// Headers are sent with every HTTP request; values may refer to
@@ -120,7 +122,16 @@ type MCPServerSettings struct {
 	Trust bool `json:"trust,omitempty"`
 	// Description is a human description of the server.
 	Description string `json:"description,omitempty"`
+	// Lazy, when set, overrides mcp.lazy for this server: false starts
+	// it with every session even when its tools are cached.
+	Lazy *bool `json:"lazy,omitempty"`
 }
+
+// MCP transport types (MCPServerSettings.Type), gemini-cli's spelling.
+const (
+	MCPTypeHTTP = "http"
+	MCPTypeSSE  = "sse"
+)
 
 // Validate reports whether c names exactly one transport and has sane
 // values. name is the server's key in mcpServers; errors mention it and the
@@ -142,6 +153,14 @@ func (c MCPServerSettings) Validate(name string) error {
 	}
 	if c.Timeout < 0 {
 		return fmt.Errorf("mcp server %q: timeout must not be negative (got %d)", name, c.Timeout)
+	}
+	switch c.Type {
+	case "", MCPTypeHTTP, MCPTypeSSE:
+	default:
+		return fmt.Errorf("mcp server %q: type must be %q or %q (got %q)", name, MCPTypeHTTP, MCPTypeSSE, c.Type)
+	}
+	if c.Type != "" && c.URL == "" {
+		return fmt.Errorf("mcp server %q: type needs url", name)
 	}
 	if c.Command == "" {
 		if len(c.Args) > 0 {

@@ -41,7 +41,8 @@ type Settings struct {
 	// MCPServers are MCP servers by name, connected only in trusted
 	// workspaces.
 	MCPServers map[string]MCPServerSettings `json:"mcpServers"`
-	// MCP is gemini-cli's mcp: MCP servers allowed or excluded by name.
+	// MCP is gemini-cli's mcp: MCP servers allowed or excluded by name;
+	// and agentry's mcp.lazy (docs/mcp.md).
 	MCP MCPSettings `json:"mcp"`
 	// PolicyPaths are policy files or directories loaded at the user
 	// tier in place of ~/.gemini/policies and ~/.agentry/policies
@@ -89,6 +90,11 @@ type MCPSettings struct {
 	Allowed []string `json:"allowed"`
 	// Excluded lists MCP servers whose tools are denied.
 	Excluded []string `json:"excluded"`
+	// Lazy starts a server whose tools are cached from an earlier session
+	// only when the model first uses it (default true); false starts
+	// every server with the session. A server's own lazy setting wins.
+	// agentry's own: not read from gemini-cli's settings files.
+	Lazy bool `json:"lazy"`
 }
 
 // ModelSettings choose the model.
@@ -457,6 +463,7 @@ func Defaults() Settings {
 		Security:    SecuritySettings{EnvironmentVariableRedaction: EnvRedactionSettings{Enabled: true}},
 		Telemetry:   TelemetrySettings{OTLPProtocol: "grpc"},
 		A2A:         A2ASettings{Live: A2ALiveSettings{IdleMinutes: DefaultLiveIdleMinutes}},
+		MCP:         MCPSettings{Lazy: true},
 	}
 }
 

@@ -1,9 +1,18 @@
 // Package mcptools connects to the MCP servers named in settings and offers
 // their tools as agentry tools. It follows gemini-cli's mcp-client.ts and
 // mcp-tool.ts: a server is started over stdio (command) or reached over
-// streamable HTTP (url or httpUrl), its tools are listed and filtered by
-// includeTools/excludeTools, and each call runs with the server's timeout,
-// forwarding progress notifications as live output.
+// streamable HTTP (httpUrl, or url with type "http") or HTTP+SSE (url with
+// type "sse"; a url without a type tries streamable HTTP, then SSE), its
+// tools are listed and filtered by includeTools/excludeTools, and each
+// call runs with the server's timeout, forwarding progress notifications
+// as live output. The servers' resources are offered through
+// list_mcp_resources and read_mcp_resource, as gemini-cli's resource tools.
+//
+// A server that announces a changed list (notifications/tools/list_changed)
+// is listed again, and the Manager's tools (a runtime.ToolSource) change
+// with it. With a cache directory, each server's lists are cached after a
+// successful listing; a later Manager declares a cached server's tools
+// without starting it, and starts it on its first call (a lazy server).
 //
 // A server that fails while connecting or listing does not stop the others;
 // a server that dies during a call is marked dead and restarted on the next
@@ -85,6 +94,10 @@ type Config struct {
 	// envredact.Default withholds. A server's own configured env is
 	// added to it whatever it withholds.
 	Env []string
+	// EnvFunc, when set and Env is nil, returns the base environment; it
+	// is called once, when the first stdio server starts, so that a
+	// session whose servers are all lazy and unused does not compute it.
+	EnvFunc func() []string
 	// ExpandEnv is what $VAR references in a server's env and headers
 	// are expanded from; nil means Env when it is set, else the current
 	// process's whole environment: a reference is the user's own choice
@@ -100,6 +113,17 @@ type Config struct {
 	// ClientName and ClientVersion identify agentry to servers; empty
 	// means "agentry" and "dev".
 	ClientName, ClientVersion string
+	// CacheDir is where each server's tools, resources and prompts are
+	// cached after a successful listing (files 0600, named by a hash of
+	// the server's settings); "" caches nothing, so that every server
+	// starts with Tools.
+	CacheDir string
+	// Lazy starts a server with a cache entry on its first use instead of
+	// in Tools; a server's own Lazy setting wins.
+	Lazy bool
+	// Taken are names no MCP tool may have (the built-in tools', and what
+	// tools.exclude names): such a tool is left out, with a warning.
+	Taken []string
 }
 
 // validate checks every server, joining the errors so a user sees them all.

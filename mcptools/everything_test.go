@@ -5,8 +5,11 @@ package mcptools
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentry-dev/agentry/internal/proctest"
 
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -17,13 +20,7 @@ import (
 // arguments) is in AGENTRY_TEST_MCP_EVERYTHING. It is skipped when that is
 // unset, except under CI, where the server must be installed.
 func TestEverything(t *testing.T) {
-	command := strings.Fields(os.Getenv("AGENTRY_TEST_MCP_EVERYTHING"))
-	if len(command) == 0 {
-		if os.Getenv("CI") != "" {
-			t.Fatal("AGENTRY_TEST_MCP_EVERYTHING is not set; CI must install @modelcontextprotocol/server-everything")
-		}
-		t.Skip("AGENTRY_TEST_MCP_EVERYTHING not set")
-	}
+	command := everythingCommand(t)
 	m := newManager(t, map[string]ServerConfig{"everything": {
 		Command: command[0],
 		Args:    append(command[1:], "stdio"),
@@ -55,4 +52,44 @@ func TestEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("progress: %q", progress)
+
+	// Resources: the static documents are text; a session resource made
+	// by gzip-file-as-resource (announced with resources/list_changed) is
+	// binary.
+	list, read := get(t, ts, ListResourcesName), get(t, ts, ReadResourceName)
+	res = mustRun(t, list, map[string]any{"serverName": "everything"})
+	m1 := regexp.MustCompile(`- everything:(demo://resource/static/document/\S+)`).FindStringSubmatch(res.LLMContent)
+	if m1 == nil {
+		t.Fatalf("list_mcp_resources = %q, want the static documents", res.LLMContent)
+	}
+	res = mustRun(t, read, map[string]any{"uri": "everything:" + m1[1]})
+	if strings.TrimSpace(res.LLMContent) == "" || strings.Contains(res.LLMContent, "[Binary Data") {
+		t.Errorf("read %s = %q, want its text", m1[1], res.LLMContent)
+	}
+	mustRun(t, get(t, ts, "gzip-file-as-resource"), map[string]any{
+		"name": "hello.txt.gz", "data": "data:text/plain;base64,aGVsbG8K", "outputType": "resourceLink",
+	})
+	const blobURI = "demo://resource/session/hello.txt.gz"
+	proctest.Eventually(t, "the session resource to be listed", func() bool {
+		m.Version()
+		return strings.Contains(mustRun(t, list, nil).LLMContent, "everything:"+blobURI)
+	})
+	if res := mustRun(t, read, map[string]any{"uri": blobURI}); res.LLMContent != "[Binary Data (application/gzip)]\n" {
+		t.Errorf("read %s = %q", blobURI, res.LLMContent)
+	}
+}
+
+// everythingCommand returns the command of server-everything from
+// AGENTRY_TEST_MCP_EVERYTHING; the test is skipped when that is unset,
+// except under CI, where the server must be installed.
+func everythingCommand(t *testing.T) []string {
+	t.Helper()
+	command := strings.Fields(os.Getenv("AGENTRY_TEST_MCP_EVERYTHING"))
+	if len(command) == 0 {
+		if os.Getenv("CI") != "" {
+			t.Fatal("AGENTRY_TEST_MCP_EVERYTHING is not set; CI must install @modelcontextprotocol/server-everything")
+		}
+		t.Skip("AGENTRY_TEST_MCP_EVERYTHING not set")
+	}
+	return command
 }

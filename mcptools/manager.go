@@ -2,13 +2,13 @@ package mcptools
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
-	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -35,13 +35,21 @@ var ErrClosed = errors.New("mcptools: manager closed")
 // grace period; it is short because Close blocks on it.
 const stdioGrace = 2 * time.Second
 
-// Manager owns the connections to the configured MCP servers. Its methods
-// are safe for concurrent use.
+// Manager owns the connections to the configured MCP servers and the
+// current set of their tools. Its methods are safe for concurrent use.
+//
+// A Manager is a runtime.ToolSource: Version and Current give the tools as
+// the servers last listed them, which changes when a server announces a
+// new list (notifications/tools/list_changed), when a lazily started
+// server lists tools other than its cached ones, or when a restarted
+// server does.
 type Manager struct {
 	log     *slog.Logger
 	oauth   OAuthFunc
 	names   []string // sorted, so tool naming is deterministic
 	servers map[string]*server
+	list    []*server // in names' order
+	taken   map[string]bool
 
 	// ctx is cancelled by Close; connections and calls derive from it so
 	// that Close does not wait for a long call (the SDK's session Close
@@ -49,8 +57,18 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	buildMu  sync.Mutex // serialises rebuild
+	set      atomic.Pointer[toolSet]
+	resource [2]tools.Tool // list_mcp_resources, read_mcp_resource
+
 	closeOnce sync.Once
 	closeErr  error
+}
+
+// toolSet is one version of the Manager's tools.
+type toolSet struct {
+	version uint64
+	tools   []tools.Tool
 }
 
 // New validates cfg and returns a Manager. It does not connect: Tools does.
@@ -66,8 +84,13 @@ func New(cfg Config) (*Manager, error) {
 	if expandEnv == nil {
 		expandEnv = env
 	}
-	if env == nil {
-		env = envredact.Default().Environ(os.Environ())
+	baseEnv := func() []string { return env }
+	switch {
+	case env != nil:
+	case cfg.EnvFunc != nil:
+		baseEnv = sync.OnceValue(cfg.EnvFunc)
+	default:
+		baseEnv = sync.OnceValue(func() []string { return envredact.Default().Environ(os.Environ()) })
 	}
 	if expandEnv == nil {
 		expandEnv = os.Environ()
@@ -84,77 +107,161 @@ func New(cfg Config) (*Manager, error) {
 		log:     log,
 		names:   slices.Sorted(maps.Keys(cfg.Servers)),
 		servers: make(map[string]*server, len(cfg.Servers)),
+		taken:   make(map[string]bool, len(cfg.Taken)),
 		ctx:     ctx,
 		cancel:  cancel,
 		oauth:   cfg.OAuth,
 	}
-	for name, sc := range cfg.Servers {
-		m.servers[name] = &server{
+	for _, n := range cfg.Taken {
+		m.taken[n] = true
+	}
+	m.resource = [2]tools.Tool{&listResources{m: m}, &readResource{m: m}}
+	m.set.Store(&toolSet{})
+	for _, name := range m.names {
+		sc := cfg.Servers[name]
+		srv := &server{
 			m:         m,
 			name:      name,
 			cfg:       sc,
-			env:       slices.Clone(env),
-			expandEnv: slices.Clone(expandEnv),
+			env:       baseEnv,
+			expandEnv: expandEnv,
 			impl:      impl,
 			log:       log.With("mcp_server", name),
 			calls:     make(map[string]*progressSink),
 		}
+		if cfg.CacheDir != "" {
+			path, err := cachePath(cfg.CacheDir, sc)
+			if err != nil {
+				return nil, fmt.Errorf("mcp server %q: %w", name, err)
+			}
+			srv.cachePath = path
+			lazy := cfg.Lazy
+			if sc.Lazy != nil {
+				lazy = *sc.Lazy
+			}
+			if l, enc := readCache(path); l != nil && lazy {
+				// Declared from the cache; started on first use.
+				srv.setLists(l)
+				srv.enc = enc
+				srv.lazy = true
+			}
+		}
+		m.servers[name] = srv
+		m.list = append(m.list, srv)
 	}
 	return m, nil
 }
 
 // Tools connects to every server that is not connected yet (concurrently),
 // lists its tools and returns them, filtered by each server's includeTools
-// and excludeTools. A server that cannot be reached or listed contributes
-// an error naming it; the other servers' tools are still returned.
+// and excludeTools. A lazy server (one whose tools are cached, unless its
+// lazy setting or Config.Lazy says otherwise) is not started: its cached
+// tools are returned, and it starts on its first call. A server that
+// cannot be reached or listed contributes an error naming it; the other
+// servers' tools are still returned.
 //
 // A tool keeps its MCP name when no other server offers the same name; when
 // several do, each is named "<server>__<tool>" (gemini-cli's qualified
 // form). Names are sanitised to [A-Za-z0-9_.-] and at most 63 characters.
+// When some server offers resources, list_mcp_resources and
+// read_mcp_resource are among the tools.
 func (m *Manager) Tools(ctx context.Context) ([]tools.Tool, []error) {
-	lists := make([][]*mcp.Tool, len(m.names))
-	errs := make([]error, len(m.names))
+	errs := make([]error, len(m.list))
 	var wg sync.WaitGroup
-	for i, name := range m.names {
+	for i, srv := range m.list {
+		if srv.lazy {
+			srv.log.Debug("mcp server starts on first use; its tools are cached", "cache", srv.cachePath)
+			continue
+		}
 		wg.Go(func() {
-			lists[i], errs[i] = m.servers[name].listTools(ctx)
+			_, _, errs[i] = srv.session(ctx)
 		})
 	}
 	wg.Wait()
+	m.rebuild()
+	var errOut []error
+	for _, err := range errs {
+		if err != nil {
+			errOut = append(errOut, err)
+		}
+	}
+	return m.Current(), errOut
+}
 
+// Version returns the version of the current tools; it changes whenever
+// Current would return another set. When a server has announced a new
+// list, Version lists it first, so that the request about to be sent
+// declares it; otherwise it only reads a flag per server.
+func (m *Manager) Version() uint64 {
+	for _, srv := range m.list {
+		if srv.changes.Load() != srv.seen.Load() {
+			srv.refreshIfStale()
+		}
+	}
+	return m.set.Load().version
+}
+
+// Current returns the servers' tools as last listed (or cached).
+func (m *Manager) Current() []tools.Tool { return m.set.Load().tools }
+
+// rebuild computes the tools from every server's lists and publishes
+// them as a new version.
+func (m *Manager) rebuild() {
+	m.buildMu.Lock()
+	defer m.buildMu.Unlock()
+	all := make([]*lists, len(m.list))
+	for i, srv := range m.list {
+		all[i] = srv.lists.Load()
+	}
 	// Count sanitised names across servers to find collisions. Every
 	// colliding tool is qualified, not just the later ones as in gemini-cli,
 	// because connections finish in any order and names must not depend on
 	// it.
 	count := make(map[string]int)
-	for _, list := range lists {
-		for _, t := range list {
+	resources := false
+	for _, l := range all {
+		if l == nil {
+			continue
+		}
+		for _, t := range l.Tools {
 			count[sanitizeName(t.Name)]++
 		}
+		resources = resources || len(l.Resources) > 0
 	}
 	var out []tools.Tool
 	taken := make(map[string]bool)
-	var errOut []error
-	for i, name := range m.names {
-		if errs[i] != nil {
-			errOut = append(errOut, errs[i])
+	for i, srv := range m.list {
+		if all[i] == nil {
 			continue
 		}
-		srv := m.servers[name]
-		for _, t := range lists[i] {
+		for _, t := range all[i].Tools {
 			n := sanitizeName(t.Name)
 			if count[n] > 1 {
-				n = sanitizeName(name + "__" + t.Name)
+				n = sanitizeName(srv.name + "__" + t.Name)
 			}
-			if taken[n] {
-				errOut = append(errOut, fmt.Errorf("mcp server %q: tool %q: name %q is already taken after sanitising; skipped", name, t.Name, n))
+			switch {
+			case m.taken[n]:
+				srv.log.Warn("MCP tool left out: a built-in tool has its name, or tools.exclude names it", "tool", n)
+				continue
+			case taken[n]:
+				srv.log.Warn("MCP tool left out: its name is already taken after sanitising", "tool", t.Name, "name", n)
 				continue
 			}
 			taken[n] = true
 			out = append(out, newTool(srv, n, t))
 		}
 	}
-	return out, errOut
+	if resources {
+		// gemini-cli offers the resource tools only while some server
+		// has listed a resource (ToolRegistry.isActiveTool).
+		for _, t := range m.resource {
+			if !m.taken[t.Name()] && !taken[t.Name()] {
+				out = append(out, t)
+			}
+		}
+	}
+	prev := m.set.Load()
+	m.set.Store(&toolSet{version: prev.version + 1, tools: out})
 }
 
 // Close stops every call in flight, closes every session and stops every
@@ -165,11 +272,10 @@ func (m *Manager) Tools(ctx context.Context) ([]tools.Tool, []error) {
 func (m *Manager) Close() error {
 	m.closeOnce.Do(func() {
 		m.cancel(ErrClosed)
-		errs := make([]error, len(m.names))
+		errs := make([]error, len(m.list))
 		var wg sync.WaitGroup
-		for i, name := range m.names {
+		for i, srv := range m.list {
 			wg.Go(func() {
-				srv := m.servers[name]
 				srv.mu.Lock()
 				defer srv.mu.Unlock()
 				errs[i] = srv.closeLocked()
@@ -201,21 +307,31 @@ type server struct {
 	m         *Manager
 	name      string
 	cfg       ServerConfig
-	env       []string // base environment of a stdio server
-	expandEnv []string // what $VAR in env and headers expand from
+	env       func() []string // base environment of a stdio server
+	expandEnv []string        // what $VAR in env and headers expand from; not changed
 	impl      *mcp.Implementation
 	log       *slog.Logger
+	cachePath string // "" when nothing is cached
+	lazy      bool   // started on first use rather than by Tools
+
+	// lists is what the server offers as last listed, or as cached; nil
+	// before either. It is replaced, never changed.
+	lists atomic.Pointer[lists]
+	// started is set once a session was established.
+	started atomic.Bool
+	// changes counts the server's announcements of a changed list; seen
+	// is the count the last listing covers (written under mu).
+	changes, seen atomic.Uint64
 
 	// mu guards the connection state below. It is held while connecting,
 	// so concurrent calls after a crash wait for one restart rather than
 	// starting several servers.
-	mu        sync.Mutex
-	sess      *mcp.ClientSession
-	cmd       *exec.Cmd        // the stdio server's process, nil for HTTP
-	guard     *childproc.Guard // kills cmd's group if agentry dies first
-	dead      bool             // sess failed; the next use reconnects
-	connected bool             // a session was established at least once
-	tools     map[string]*mcp.Tool
+	mu    sync.Mutex
+	sess  *mcp.ClientSession
+	cmd   *exec.Cmd        // the stdio server's process, nil for HTTP
+	guard *childproc.Guard // kills cmd's group if agentry dies first
+	dead  bool             // sess failed; the next use reconnects
+	enc   []byte           // lists as last encoded for the cache
 
 	promptState // prompts.go
 
@@ -226,50 +342,61 @@ type server struct {
 	nextToken atomic.Uint64
 }
 
-// listTools connects if needed and lists the server's enabled tools.
-func (s *server) listTools(ctx context.Context) ([]*mcp.Tool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.sessionLocked(ctx); err != nil {
-		return nil, err
-	}
-	if err := s.refreshLocked(ctx); err != nil {
-		return nil, err
-	}
-	return slices.SortedFunc(maps.Values(s.tools), func(a, b *mcp.Tool) int {
-		return strings.Compare(a.Name, b.Name)
-	}), nil
+// setLists publishes l as the server's lists.
+func (s *server) setLists(l *lists) {
+	s.lists.Store(l)
 }
 
-// session returns a live session, reconnecting (and, for a stdio server,
-// restarting it and listing its tools again) if the previous one died.
-// listed reports whether the tools were listed again.
+// tool returns the server's tool called name as last listed, or nil.
+func (s *server) tool(name string) *mcp.Tool {
+	l := s.lists.Load()
+	if l == nil {
+		return nil
+	}
+	for _, t := range l.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// cachedPrompts returns the server's prompts as last listed or cached,
+// without starting it.
+func (s *server) cachedPrompts() []*mcp.Prompt {
+	if l := s.lists.Load(); l != nil {
+		return l.Prompts
+	}
+	return nil
+}
+
+// session returns a live session, connecting first if the server has not
+// been started yet (a lazy server's first use) or if the previous session
+// died (a stdio server is restarted). A new session's tools, resources and
+// prompts are listed; listed reports that they were.
 func (s *server) session(ctx context.Context) (sess *mcp.ClientSession, listed bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	wasConnected := s.connected
-	sess, err = s.sessionLocked(ctx)
+	sess, fresh, err := s.sessionLocked(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	if sess != nil && wasConnected && s.tools == nil {
-		// A restart: the new process may offer different tools.
+	if fresh {
 		if err := s.refreshLocked(ctx); err != nil {
 			return nil, false, err
 		}
-		return s.sess, true, nil
 	}
-	return sess, false, nil
+	return sess, fresh, nil
 }
 
 // sessionLocked returns the live session, connecting first if there is
-// none or it died. s.mu must be held.
-func (s *server) sessionLocked(ctx context.Context) (*mcp.ClientSession, error) {
+// none or it died; fresh reports a new session. s.mu must be held.
+func (s *server) sessionLocked(ctx context.Context) (sess *mcp.ClientSession, fresh bool, err error) {
 	if err := context.Cause(s.m.ctx); err != nil {
-		return nil, fmt.Errorf("mcp server %q: %w", s.name, err)
+		return nil, false, fmt.Errorf("mcp server %q: %w", s.name, err)
 	}
 	if s.sess != nil && !s.dead {
-		return s.sess, nil
+		return s.sess, false, nil
 	}
 	if s.sess != nil {
 		s.log.Info("mcp server died; restarting")
@@ -283,39 +410,109 @@ func (s *server) sessionLocked(ctx context.Context) (*mcp.ClientSession, error) 
 		if c := context.Cause(ctx); c != nil {
 			err = fmt.Errorf("%w (%w)", err, c)
 		}
-		return nil, fmt.Errorf("mcp server %q: connecting: %w", s.name, err)
+		return nil, false, fmt.Errorf("mcp server %q: connecting: %w", s.name, err)
 	}
-	return s.sess, nil
+	return s.sess, true, nil
 }
 
-// refreshLocked lists the server's tools into s.tools. s.mu must be held.
+// refreshLocked lists the server's tools, resources and prompts. When
+// they differ from what was known (listed before, or cached), they
+// replace it, the cache is written and the Manager's tools are rebuilt.
+// s.mu must be held.
 func (s *server) refreshLocked(ctx context.Context) error {
 	ctx, cancel := s.scope(ctx, setupTimeout(s.cfg))
 	defer cancel()
-	found := make(map[string]*mcp.Tool)
-	if caps := s.sess.InitializeResult().Capabilities; caps == nil || caps.Tools == nil {
+	l := &lists{Tools: []*mcp.Tool{}}
+	caps := s.sess.InitializeResult().Capabilities
+	if caps != nil && caps.Tools != nil {
 		// Like gemini-cli, only ask servers that offer tools.
-		s.tools = found
+		for t, err := range s.sess.Tools(ctx, nil) {
+			if err != nil {
+				if ctx.Err() == nil && !isWireError(err) {
+					// The connection failed, not the caller's patience.
+					s.dead = true
+				}
+				if c := context.Cause(ctx); c != nil {
+					err = fmt.Errorf("%w (%w)", err, c)
+				}
+				return fmt.Errorf("mcp server %q: listing tools: %w", s.name, err)
+			}
+			if t.Name == "" || !enabled(s.cfg, t.Name) {
+				continue
+			}
+			l.Tools = append(l.Tools, t)
+		}
+		slices.SortFunc(l.Tools, func(a, b *mcp.Tool) int { return strings.Compare(a.Name, b.Name) })
+	}
+	if caps != nil && caps.Resources != nil {
+		// resources/list, every page (gemini-cli's listResources).
+		for r, err := range s.sess.Resources(ctx, nil) {
+			if err != nil {
+				s.log.Warn("listing mcp resources failed; the server offers none", "err", err)
+				l.Resources = nil
+				break
+			}
+			if r.URI != "" {
+				l.Resources = append(l.Resources, r)
+			}
+		}
+	}
+	if caps != nil && caps.Prompts != nil {
+		for p, err := range s.sess.Prompts(ctx, nil) {
+			if err != nil {
+				s.log.Warn("listing mcp prompts failed; the server offers none", "err", err)
+				l.Prompts = nil
+				break
+			}
+			l.Prompts = append(l.Prompts, p)
+		}
+	}
+	enc, err := encodeCache(s.name, l)
+	if err != nil {
+		return fmt.Errorf("mcp server %q: encoding its lists: %w", s.name, err)
+	}
+	if bytes.Equal(enc, s.enc) {
 		return nil
 	}
-	for t, err := range s.sess.Tools(ctx, nil) {
-		if err != nil {
-			if ctx.Err() == nil && !isWireError(err) {
-				// The connection failed, not the caller's patience.
-				s.dead = true
-			}
-			if c := context.Cause(ctx); c != nil {
-				err = fmt.Errorf("%w (%w)", err, c)
-			}
-			return fmt.Errorf("mcp server %q: listing tools: %w", s.name, err)
-		}
-		if t.Name == "" || !enabled(s.cfg, t.Name) {
-			continue
-		}
-		found[t.Name] = t
+	if s.enc != nil {
+		s.log.Info("mcp server's tools changed", "tools", len(l.Tools), "resources", len(l.Resources), "prompts", len(l.Prompts))
 	}
-	s.tools = found
+	s.enc = enc
+	s.setLists(l)
+	if s.cachePath != "" {
+		if err := writeCache(s.cachePath, enc); err != nil {
+			s.log.Warn("caching the mcp server's tools failed", "err", err)
+		}
+	}
+	s.m.rebuild()
 	return nil
+}
+
+// changed is the handler of a server's list_changed notifications: the
+// lists are listed again in the background, and before the next model
+// request at the latest (Manager.Version waits for a listing under way).
+func (s *server) changed(*mcp.ClientSession) {
+	s.changes.Add(1)
+	s.log.Debug("mcp server announced a changed list")
+	go s.refreshIfStale()
+}
+
+// refreshIfStale lists a server that announced a change since its last
+// listing.
+func (s *server) refreshIfStale() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.changes.Load()
+	if c == s.seen.Load() {
+		return
+	}
+	if s.sess != nil && !s.dead {
+		if err := s.refreshLocked(s.m.ctx); err != nil {
+			s.log.Warn("listing the mcp server's changed tools failed", "err", err)
+		}
+	}
+	// Not connected: the next connection lists anyway.
+	s.seen.Store(c)
 }
 
 // timeoutError is the cause of a context ended by a server's timeout.
@@ -348,43 +545,22 @@ func (s *server) connectLocked(ctx context.Context) error {
 		// advertises nothing rather than the SDK's default roots.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: s.onProgress,
-		PromptListChangedHandler:    s.onPromptsChanged,
+		ToolListChangedHandler: func(_ context.Context, r *mcp.ToolListChangedRequest) {
+			s.changed(r.Session)
+		},
+		ResourceListChangedHandler: func(_ context.Context, r *mcp.ResourceListChangedRequest) {
+			s.changed(r.Session)
+		},
+		PromptListChangedHandler: func(ctx context.Context, r *mcp.PromptListChangedRequest) {
+			s.onPromptsChanged(ctx, r)
+			s.changed(r.Session)
+		},
 	})
-	var (
-		transport mcp.Transport
-		cmd       *exec.Cmd
-		stderrW   *os.File
-	)
-	if s.cfg.Command != "" {
-		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Dir = s.cfg.Cwd
-		cmd.Env = s.environ()
-		childproc.Prepare(cmd)
-		// An *os.File, not a writer, so exec does not copy stderr in a
-		// goroutine that Wait would wait for: a grandchild holding stderr
-		// open must not block the server's shutdown.
-		r, w, err := os.Pipe()
-		if err != nil {
-			return fmt.Errorf("stderr pipe: %w", err)
-		}
-		cmd.Stderr = w
-		stderrW = w
-		go s.logStderr(r)
-		transport = watchedTransport{
-			CommandTransport: &mcp.CommandTransport{Command: cmd, TerminateDuration: stdioGrace},
-			guard:            &s.guard,
-		}
-	} else {
-		transport = &mcp.StreamableClientTransport{
-			Endpoint:     endpoint(s.cfg),
-			HTTPClient:   &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: s.headers()}},
-			OAuthHandler: s.oauthHandler(),
-		}
+	sess, st, err := s.connectTransport(ctx, client)
+	if st.stderrW != nil {
+		st.stderrW.Close() // the child has its copy
 	}
-	sess, err := client.Connect(ctx, transport, nil)
-	if stderrW != nil {
-		stderrW.Close() // the child has its copy
-	}
+	cmd := st.cmd
 	if err != nil {
 		if cmd != nil && cmd.Process != nil {
 			// The SDK closes the session on most failures, but not all:
@@ -395,7 +571,10 @@ func (s *server) connectLocked(ctx context.Context) error {
 		s.guard = nil
 		return err
 	}
-	s.sess, s.cmd, s.dead, s.connected, s.tools = sess, cmd, false, true, nil
+	s.sess, s.cmd, s.dead = sess, cmd, false
+	s.started.Store(true)
+	// A change announced before this session is covered by its listing.
+	s.seen.Store(s.changes.Load())
 	if cmd != nil {
 		s.log.Info("mcp server started", "pid", cmd.Process.Pid)
 	} else {
@@ -419,7 +598,7 @@ func (s *server) connectLocked(ctx context.Context) error {
 // group is gone. s.mu must be held.
 func (s *server) closeLocked() error {
 	sess, cmd := s.sess, s.cmd
-	s.sess, s.cmd, s.tools = nil, nil, nil
+	s.sess, s.cmd = nil, nil
 	if sess == nil {
 		return nil
 	}
@@ -479,7 +658,7 @@ func (s *server) markDead(sess *mcp.ClientSession) {
 // environ returns a stdio server's environment: the base environment plus
 // the configured variables, whose values may refer to base variables.
 func (s *server) environ() []string {
-	env := slices.Clone(s.env)
+	env := slices.Clone(s.env())
 	keys := slices.Sorted(maps.Keys(s.cfg.Env))
 	for _, k := range keys {
 		// exec.Cmd keeps the last of duplicate keys, so appending overrides.
@@ -597,23 +776,6 @@ func formatProgress(p *mcp.ProgressNotificationParams) string {
 func isWireError(err error) bool {
 	var we *jsonrpc.Error
 	return errors.As(err, &we)
-}
-
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-// RoundTrip implements http.RoundTripper.
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
-		r = r.Clone(r.Context())
-		for k, v := range t.headers {
-			r.Header.Set(k, v)
-		}
-	}
-	return t.base.RoundTrip(r)
 }
 
 // sanitizeName makes name a valid function name the way gemini-cli's

@@ -70,7 +70,12 @@ func stdio(args ...string) ServerConfig {
 // loopback and returns its URL.
 func httpServer(t *testing.T, prefix string) string {
 	t.Helper()
-	srv := testserver.New(testserver.Options{Prefix: prefix})
+	return serveStreamable(t, testserver.New(testserver.Options{Prefix: prefix}))
+}
+
+// serveStreamable serves srv over streamable HTTP on loopback.
+func serveStreamable(t *testing.T, srv *mcp.Server) string {
+	t.Helper()
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
 	return ts.URL
@@ -247,7 +252,7 @@ func TestValidate(t *testing.T) {
 func TestListing(t *testing.T) {
 	m := newManager(t, map[string]ServerConfig{"s": {Command: serverBin, Trust: true}})
 	ts := listTools(t, m)
-	want := []string{"add", "crash", "echo", "env", "environ", "fail", "image", "progress", "sleep", "spawn", "weather"}
+	want := []string{"add", "crash", "echo", "env", "environ", "fail", "image", "list_mcp_resources", "mutate", "progress", "read_mcp_resource", "sleep", "spawn", "weather"}
 	if got := names(ts); !slices.Equal(got, want) {
 		t.Fatalf("tools = %v, want %v", got, want)
 	}
@@ -321,19 +326,24 @@ func TestIncludeExclude(t *testing.T) {
 		IncludeTools: []string{"echo", "add", "fail(ignored args)", "nonexistent"},
 		ExcludeTools: []string{"add", "sleep"},
 	}})
-	if got, want := names(listTools(t, m)), []string{"echo", "fail"}; !slices.Equal(got, want) {
+	// The server's resources bring the resource tools along.
+	if got, want := names(listTools(t, m)), []string{"echo", "fail", "list_mcp_resources", "read_mcp_resource"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
-	m2 := newManager(t, map[string]ServerConfig{"s": {Command: serverBin, ExcludeTools: []string{"crash", "spawn"}}})
-	if got, want := names(listTools(t, m2)), []string{"add", "echo", "env", "environ", "fail", "image", "progress", "sleep", "weather"}; !slices.Equal(got, want) {
+	m2 := newManager(t, map[string]ServerConfig{"s": {Command: serverBin, ExcludeTools: []string{"crash", "spawn", "mutate"}}})
+	if got, want := names(listTools(t, m2)), []string{"add", "echo", "env", "environ", "fail", "image", "list_mcp_resources", "progress", "read_mcp_resource", "sleep", "weather"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %v, want %v", got, want)
 	}
 }
 
-// transports runs f against the test server over stdio and over HTTP.
+// transports runs f against the test server over stdio, streamable HTTP
+// and SSE (chosen by type, and reached by the fallback of a url without
+// one).
 func transports(t *testing.T, f func(t *testing.T, sc ServerConfig)) {
 	t.Run("stdio", func(t *testing.T) { f(t, stdio()) })
 	t.Run("http", func(t *testing.T) { f(t, ServerConfig{URL: httpServer(t, "")}) })
+	t.Run("sse", func(t *testing.T) { f(t, ServerConfig{URL: sseServer(t, nil), Type: "sse"}) })
+	t.Run("sse-fallback", func(t *testing.T) { f(t, ServerConfig{URL: sseServer(t, nil)}) })
 }
 
 func TestCallResults(t *testing.T) {
@@ -535,8 +545,8 @@ func TestFailingServerIsolated(t *testing.T) {
 		"nothere": {URL: deadURL},
 	})
 	got, errs := m.Tools(context.Background())
-	if len(got) != 11 {
-		t.Errorf("got %d tools, want the good server's 11", len(got))
+	if len(got) != 14 {
+		t.Errorf("got %d tools, want the good server's 12 and the 2 resource tools", len(got))
 	}
 	var msgs []string
 	for _, err := range errs {

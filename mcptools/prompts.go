@@ -101,6 +101,11 @@ func (s *server) listPrompts(ctx context.Context) ([]*mcp.Prompt, error) {
 	s.mu.Lock()
 	cur, dead := s.sess, s.dead
 	s.mu.Unlock()
+	if s.lazy && !s.started.Load() {
+		// A lazy server not started yet: its cached prompts, so that
+		// listing them does not start it (getting one does).
+		return s.cachedPrompts(), nil
+	}
 	s.promptsMu.Lock()
 	kept, tried := s.prompts, s.promptsTried
 	s.promptsTried = true

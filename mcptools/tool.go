@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,9 +120,13 @@ func (t *Tool) Execute(ctx context.Context, call tools.Call) (tools.Result, erro
 		return tools.Result{}, &tools.Error{Type: tools.ErrExecutionFailed,
 			Msg: fmt.Sprintf("MCP server %q is unavailable: %v", s.name, err), Err: err}
 	}
-	if listed && !t.offered() {
-		return tools.Result{}, tools.Errorf(tools.ErrExecutionFailed,
-			"MCP server %q was restarted and no longer offers tool %q", s.name, t.tool)
+	if !t.offered() {
+		why := "no longer offers"
+		if listed {
+			why = "was started and does not offer"
+		}
+		return tools.Result{}, tools.Errorf(tools.ErrToolNotRegistered,
+			"MCP server %q %s tool %q; it was removed from the tools offered", s.name, why, t.tool)
 	}
 
 	tok, sink := s.register()
@@ -185,12 +190,7 @@ wait:
 }
 
 // offered reports whether the server's current tool list has t's tool.
-func (t *Tool) offered() bool {
-	t.srv.mu.Lock()
-	defer t.srv.mu.Unlock()
-	_, ok := t.srv.tools[t.tool]
-	return ok
-}
+func (t *Tool) offered() bool { return t.srv.tool(t.tool) != nil }
 
 // callError classifies a failed CallTool: the caller's cancellation is
 // returned as such; a timeout, a Manager being closed and an error response
@@ -297,6 +297,10 @@ func normalizeSchema(schema any) any {
 	if schema == nil {
 		return nil
 	}
+	if raw, ok := schema.(json.RawMessage); ok && !bytes.Contains(raw, []byte(`"null"`)) {
+		// A cached schema without a null type: sent as it is.
+		return raw
+	}
 	if _, ok := schema.(map[string]any); !ok {
 		b, err := json.Marshal(schema)
 		if err != nil {
@@ -307,6 +311,11 @@ func normalizeSchema(schema any) any {
 			return schema
 		}
 		schema = v
+	}
+	if !hasNullTypeArray(schema) {
+		// Nothing to rewrite: the schema is the listing's own, which
+		// nothing changes, so it is used as it is.
+		return schema
 	}
 	var walk func(v any) any
 	walk = func(v any) any {
@@ -338,4 +347,27 @@ func normalizeSchema(schema any) any {
 		return v
 	}
 	return walk(schema)
+}
+
+// hasNullTypeArray reports whether v has a "type" array normalizeSchema
+// would rewrite.
+func hasNullTypeArray(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if ts, ok := v["type"].([]any); ok && len(ts) == 2 && (ts[0] == "null" || ts[1] == "null") {
+			return true
+		}
+		for _, x := range v {
+			if hasNullTypeArray(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hasNullTypeArray(x) {
+				return true
+			}
+		}
+	}
+	return false
 }

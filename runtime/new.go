@@ -57,6 +57,10 @@ type Config struct {
 	Chain *processors.Chain
 	// Tools are offered to the model through the scheduler.
 	Tools []tools.Tool
+	// ToolSource, when set, adds tools that may change during the session
+	// (the MCP servers'): each model request declares its current ones
+	// after Tools.
+	ToolSource ToolSource
 	// Policy decides tool approval; default: the default approval mode.
 	Policy *Policy
 	// Approver asks a human when the policy says Ask; nil denies such calls.
@@ -142,7 +146,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		userID: or(cfg.UserID, "user"), sessionID: cfg.SessionID,
 		workspace: cfg.Workspace, maxTurns: cfg.MaxTurns, resolver: cfg.Resolver,
 		sessionSource: or(cfg.SessionSource, "startup"),
-		now:           cfg.Now, newID: cfg.NewID, closers: cfg.OnClose, tools: map[string]tools.Tool{},
+		now:           cfg.Now, newID: cfg.NewID, closers: cfg.OnClose,
 		reloadMemory: cfg.ReloadMemory, prompts: cfg.Prompts,
 	}
 	if sc.now == nil {
@@ -181,15 +185,22 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		hb = hookbridge.New(cfg.Hooks, cfg.Telemetry)
 	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
-	toolNames := make([]string, 0, len(cfg.Tools))
+	seen := make(map[string]bool, len(cfg.Tools))
+	wrap := func(t tools.Tool) *scheduledTool {
+		return &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb}
+	}
 	for _, t := range cfg.Tools {
-		toolNames = append(toolNames, t.Name())
-		if _, dup := sc.tools[t.Name()]; dup {
+		if seen[t.Name()] {
 			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
 		}
-		sc.tools[t.Name()] = t
-		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb})
+		seen[t.Name()] = true
+		adkTools = append(adkTools, wrap(t))
 	}
+	toolLog := cfg.Logger
+	if toolLog == nil {
+		toolLog = slog.Default()
+	}
+	sc.tools = newToolTable(cfg.Tools, cfg.ToolSource, wrap, policy.AddToolRules, toolLog)
 	instruction := cfg.Instruction
 	svc := cfg.SessionService
 	if svc == nil {
@@ -198,6 +209,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	// ADK builds only the current turn; the conversation processor, first
 	// in the chain, gives every request the whole history from its cache.
 	procs := []processors.RequestProcessor{conversation.New(sessionEvents(svc))}
+	if cfg.ToolSource != nil {
+		// Before the chain's own processors, which may withhold tools.
+		procs = append(procs, toolsProcessor{sc.tools})
+	}
 	if cfg.Chain != nil {
 		procs = append(procs, cfg.Chain.Processors()...)
 	}
@@ -253,7 +268,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("runtime: processor chain: %w", err)
 	}
 	own[cp.Name()] = cp
-	sg, err := guard.New(guard.Config{Tools: toolNames, Unregistered: unregisteredCall})
+	sg, err := guard.New(guard.Config{Names: func() []string { return sc.tools.current().names }, Unregistered: unregisteredCall})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}

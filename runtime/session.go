@@ -446,7 +446,7 @@ type sessionConfig struct {
 	sessionSource                         string // SessionStart's source: startup or resume
 	maxTurns                              int
 	resolver                              ModelResolver
-	tools                                 map[string]tools.Tool
+	tools                                 *toolTable
 	policy                                *Policy
 	approver                              Approver
 	now                                   func() time.Time
@@ -488,11 +488,12 @@ type ToolInfo struct {
 // nothing, and the calls it was meant for are denied: a driver shows the
 // warning once, before the run.
 func (s *Session) AllowedToolsWarning() string {
-	unknown := s.cfg.policy.UnknownTools(func(name string) bool { return s.cfg.tools[name] != nil })
+	byName := s.cfg.tools.current().byName
+	unknown := s.cfg.policy.UnknownTools(func(name string) bool { return byName[name] != nil })
 	if len(unknown) == 0 {
 		return ""
 	}
-	names := make([]string, 0, len(s.cfg.tools))
+	names := make([]string, 0, len(byName))
 	for _, t := range s.Tools() {
 		names = append(names, t.Name)
 	}
@@ -504,12 +505,13 @@ func (s *Session) AllowedToolsWarning() string {
 }
 
 // Tool returns the session's tool called name, or nil.
-func (s *Session) Tool(name string) tools.Tool { return s.cfg.tools[name] }
+func (s *Session) Tool(name string) tools.Tool { return s.cfg.tools.current().byName[name] }
 
 // Tools lists the session's tools, sorted by name.
 func (s *Session) Tools() []ToolInfo {
-	out := make([]ToolInfo, 0, len(s.cfg.tools))
-	for _, t := range s.cfg.tools {
+	byName := s.cfg.tools.current().byName
+	out := make([]ToolInfo, 0, len(byName))
+	for _, t := range byName {
 		info := ToolInfo{Name: t.Name(), DisplayName: t.DisplayName(), Description: t.Declaration().Description, Kind: t.Kind()}
 		if m, ok := t.(mcpTool); ok {
 			info.MCPServer, info.MCPTool, _ = m.MCP()
@@ -538,7 +540,7 @@ type AgentLister interface {
 // sorted by name.
 func (s *Session) Agents() []AgentInfo {
 	var out []AgentInfo
-	for _, t := range s.cfg.tools {
+	for _, t := range s.cfg.tools.current().byName {
 		if l, ok := t.(AgentLister); ok {
 			out = append(out, l.Agents()...)
 		}

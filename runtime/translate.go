@@ -158,7 +158,7 @@ func (t *translator) toolRequest(fc *genai.FunctionCall) {
 	}
 	req := &ToolRequest{RequestID: fc.ID, Name: fc.Name, Args: args}
 	var meta map[string]any
-	if tl, ok := t.s.cfg.tools[fc.Name]; ok {
+	if tl, ok := t.s.cfg.tools.current().byName[fc.Name]; ok {
 		desc := tl.Describe(args)
 		req.Display = &ToolDisplay{Name: tl.DisplayName(), Description: desc}
 		meta = map[string]any{"legacyState": map[string]any{

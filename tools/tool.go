@@ -152,6 +152,8 @@ const (
 	ErrLsExecution         ErrorType = "ls_execution_error"
 	ErrReadManyFiles       ErrorType = "read_many_files_search_error"
 	ErrStopExecution       ErrorType = "stop_execution"
+	ErrMCPResourceNotFound ErrorType = "mcp_resource_not_found"
+	ErrMCPToolError        ErrorType = "mcp_tool_error"
 	// ErrCancelled is agentry's type for a call stopped by an abort; gemini-cli
 	// reports those as cancelled calls rather than errors.
 	ErrCancelled ErrorType = "cancelled"

@@ -35,6 +35,9 @@ type Config struct {
 	// Tools are the names of the session's tools, in the order they were
 	// given (the order that breaks ties between suggestions).
 	Tools []string
+	// Names, when set, returns the session's current tool names instead
+	// of Tools, for a session whose tools change.
+	Names func() []string
 	// Unregistered, when set, is told of every call to a tool the session
 	// lacks, by function call id, before the model gets its error.
 	Unregistered func(ctx context.Context, callID string)
@@ -42,7 +45,7 @@ type Config struct {
 
 // New returns the plugin.
 func New(cfg Config) (*plugin.Plugin, error) {
-	g := &guard{tools: slices.Clone(cfg.Tools), unregistered: cfg.Unregistered}
+	g := &guard{tools: slices.Clone(cfg.Tools), names: cfg.Names, unregistered: cfg.Unregistered}
 	return plugin.New(plugin.Config{
 		Name:                Name,
 		BeforeModelCallback: g.beforeModel,
@@ -73,6 +76,7 @@ func Turns(s handle.Stream) int { return int(counterOf(s).n.Load()) }
 
 type guard struct {
 	tools        []string
+	names        func() []string
 	unregistered func(ctx context.Context, callID string)
 }
 
@@ -96,13 +100,17 @@ func (g *guard) beforeModel(ctx agent.Context, _ *model.LLMRequest) (*model.LLMR
 // tool when the model names one the agent lacks; errors of real tools
 // pass through.
 func (g *guard) onToolError(ctx agent.Context, t tool.Tool, _ map[string]any, _ error) (map[string]any, error) {
-	if slices.Contains(g.tools, t.Name()) {
+	names := g.tools
+	if g.names != nil {
+		names = g.names()
+	}
+	if slices.Contains(names, t.Name()) {
 		return nil, nil
 	}
 	if g.unregistered != nil {
 		g.unregistered(ctx, ctx.FunctionCallID())
 	}
-	return nil, errors.New(`Tool "` + t.Name() + `" not found.` + toolSuggestion(t.Name(), g.tools))
+	return nil, errors.New(`Tool "` + t.Name() + `" not found.` + toolSuggestion(t.Name(), names))
 }
 
 // toolSuggestion is gemini-cli's getToolSuggestion: the names closest to

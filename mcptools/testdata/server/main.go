@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
 	"os/exec"
@@ -21,7 +22,16 @@ import (
 func main() {
 	sleepChild := flag.Bool("sleep-child", false, "sleep until killed")
 	prefix := flag.String("prefix", "", "prefix for every tool name")
+	mark := flag.String("mark", "", "a file to append this process's pid to when it starts")
 	flag.Parse()
+	if *mark != "" {
+		f, err := os.OpenFile(*mark, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
 	if *sleepChild {
 		time.Sleep(time.Hour)
 		return

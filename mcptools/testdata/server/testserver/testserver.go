@@ -32,7 +32,17 @@ type Options struct {
 	Spawn func() (int, error)
 	// Crash, if set, backs the "crash" tool; it should not return.
 	Crash func()
+	// PageSize, when positive, is the page size of the server's lists,
+	// so that clients must follow cursors.
+	PageSize int
 }
+
+// Resources the server offers: a text one and a binary one.
+const (
+	TextURI  = "test://greeting"
+	BlobURI  = "test://pixel"
+	Greeting = "hello from a resource"
+)
 
 type echoIn struct {
 	Text string `json:"text" jsonschema:"the text to echo"`
@@ -61,9 +71,57 @@ func text(s string) *mcp.CallToolResult {
 
 // New returns a server with the tools echo, add, progress, image, fail,
 // sleep, env, and (when configured) crash and spawn.
+//
+// It also offers two resources (TextURI, BlobURI) and a "mutate" tool that
+// replaces the add tool by a multiply tool and returns once the client has
+// asked for the new list after notifications/tools/list_changed.
 func New(o Options) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "agentry-test", Version: "v0.0.1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "agentry-test", Version: "v0.0.1"}, &mcp.ServerOptions{PageSize: o.PageSize})
 	p := o.Prefix
+	// listed hears of every tools/list request, so that mutate can return
+	// only once the client has asked for the new list.
+	listed := make(chan struct{}, 1)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				select {
+				case listed <- struct{}{}:
+				default:
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	s.AddResource(&mcp.Resource{URI: TextURI, Name: "greeting", Description: "A greeting.", MIMEType: "text/plain"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: TextURI, MIMEType: "text/plain", Text: Greeting}}}, nil
+		})
+	s.AddResource(&mcp.Resource{URI: BlobURI, Name: "pixel", MIMEType: "image/png"},
+		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: BlobURI, MIMEType: "image/png", Blob: PNG}}}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: p + "mutate", Description: "Replaces the add tool by a multiply tool."},
+		func(ctx context.Context, req *mcp.CallToolRequest, _ noIn) (*mcp.CallToolResult, any, error) {
+			select { // a listing from before the change does not count
+			case <-listed:
+			default:
+			}
+			s.RemoveTools(p + "add")
+			mcp.AddTool(s, &mcp.Tool{Name: p + "multiply", Description: "Multiplies a and b."},
+				func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
+					return text(fmt.Sprint(in.A * in.B)), nil, nil
+				})
+			// The notification goes out after the SDK's short debounce;
+			// the client then lists the tools again.
+			select {
+			case <-listed:
+			case <-time.After(10 * time.Second):
+				return text("mutated, but the client did not list the tools again"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+			return text("mutated"), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: p + "echo", Description: "Echoes its text."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text(in.Text), nil, nil
