@@ -230,6 +230,10 @@ func mcpAuth(ctx context.Context, s *config.Settings, name string, logout bool, 
 	sc, ok := s.MCPServers[name]
 	if !ok {
 		names := slices.Sorted(maps.Keys(s.MCPServers))
+		if len(names) == 0 {
+			writeErrorLine(io.err, fmt.Errorf("no MCP server named %q: no MCP servers are configured (add one under mcpServers in settings.json)", name))
+			return runtime.ExitInput
+		}
 		writeErrorLine(io.err, fmt.Errorf("no MCP server named %q in the settings (configured: %s)", name, strings.Join(names, ", ")))
 		return runtime.ExitInput
 	}
