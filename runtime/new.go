@@ -182,13 +182,14 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
 	toolNames := make([]string, 0, len(cfg.Tools))
+	excl := newToolExclusion(policy, cfg.Approver != nil, cfg.Tools)
 	for _, t := range cfg.Tools {
 		toolNames = append(toolNames, t.Name())
 		if _, dup := sc.tools[t.Name()]; dup {
 			return nil, fmt.Errorf("runtime: two tools are named %q", t.Name())
 		}
 		sc.tools[t.Name()] = t
-		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb})
+		adkTools = append(adkTools, &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb, excl: excl})
 	}
 	instruction := cfg.Instruction
 	svc := cfg.SessionService
@@ -253,7 +254,13 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("runtime: processor chain: %w", err)
 	}
 	own[cp.Name()] = cp
-	sg, err := guard.New(guard.Config{Tools: toolNames, Unregistered: unregisteredCall})
+	sg, err := guard.New(guard.Config{Tools: toolNames, Active: excl.activeNames,
+		Unregistered: func(ctx context.Context, id, name string, args map[string]any) {
+			unregisteredCall(ctx, id)
+			if t := sc.tools[name]; t != nil && excl.excluded(name) {
+				excludedCall(ctx, policy, cfg.Approver != nil, t, args)
+			}
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}

@@ -195,6 +195,8 @@ type policyShared struct {
 
 	mu      sync.Mutex
 	derived map[string]bool // keys of the rules derived from tools (remote agents, trusted servers)
+
+	hinted sync.Map // tool name → true once the user was told what would allow it
 }
 
 // PolicyOption configures a Policy made by NewPolicyWith.
@@ -648,18 +650,33 @@ func (p *Policy) UnknownTools(known func(name string) bool) []string {
 	return out
 }
 
-// needsConfirmation is the error of a call that needs a human in a run
-// that has none: gemini-cli's sentence, which the model reads, then what
-// would let the call run — the flag, the approval mode or the setting.
-func needsConfirmation(t tools.Tool, args map[string]any) error {
-	hint := allowHint(t, args)
+// needsConfirmation is the error the model reads for a call that needs a
+// human in a run that has none: gemini-cli's sentence, with the tool's
+// display name. What would let the call run is for the user
+// (confirmationHint), not the model.
+func needsConfirmation(t tools.Tool) error {
+	//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
+	return fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.",
+		t.DisplayName())
+}
+
+// confirmationHint tells the user what would let a call that needs a
+// human run in a run without one: the flag, the approval mode or the
+// setting.
+func confirmationHint(t tools.Tool, args map[string]any) string {
 	if path, why, ok := protectedTarget(t, args); ok {
-		hint = fmt.Sprintf("%s configures commands that run without further approval (%s), so writing it needs a human's confirmation in every approval mode but yolo, whatever the allowed tools. To allow it, run with --approval-mode yolo (-y).",
+		return fmt.Sprintf("%s configures commands that run without further approval (%s), so writing it needs a human's confirmation in every approval mode but yolo, whatever the allowed tools. To allow it, run with --approval-mode yolo (-y).",
 			path, why)
 	}
-	//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
-	return fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode. %s",
-		t.DisplayName(), hint)
+	return allowHint(t, args)
+}
+
+// hintOnce reports whether the hint for the tool named tool has not been
+// given yet in this run (the session and its subagents), and marks it
+// given.
+func (p *Policy) hintOnce(tool string) bool {
+	_, given := p.shared.hinted.LoadOrStore(tool, true)
+	return !given
 }
 
 // allowHint names what would allow a call that needs approval: an allow
