@@ -125,9 +125,14 @@ type ApprovalRequest struct {
 	// for the prompt to show; nil for other tools or when the preview
 	// failed (the call will then fail the same way when it runs).
 	Diff *tools.FileDiff
-	// AlwaysHidden is set when the "always" answers must not be offered
-	// (security.disableAlwaysAllow): only once and cancel (and modify).
+	// AlwaysHidden is set when no "always" answer may be offered
+	// (security.disableAlwaysAllow, or a workspace that is not trusted, as
+	// gemini-cli's confirmation dialog): only once and cancel (and modify).
 	AlwaysHidden bool
+	// SaveHidden is set when the "… all future sessions" answer
+	// (ProceedAlwaysAndSave) may not be offered: gemini-cli offers it only
+	// with security.enablePermanentToolApproval. AlwaysHidden hides it too.
+	SaveHidden bool
 }
 
 // MCPDetails name the MCP server and tool behind a call, for approval
@@ -191,6 +196,7 @@ type policyShared struct {
 	trusted    bool
 	saver      *policy.Saver
 	hideAlways bool
+	permanent  bool // security.enablePermanentToolApproval
 	allowed    []string // tools.allowed / --allowed-tools, for UnknownTools
 
 	mu      sync.Mutex
@@ -220,6 +226,33 @@ func WithSaver(sv *policy.Saver) PolicyOption {
 func WithoutAlwaysOptions() PolicyOption {
 	return func(s *policyShared) { s.hideAlways = true }
 }
+
+// WithPermanentApproval offers the "… all future sessions" answer
+// (proceed_always_and_save) in approval requests
+// (security.enablePermanentToolApproval); without it requests have
+// SaveHidden set.
+func WithPermanentApproval() PolicyOption {
+	return func(s *policyShared) { s.permanent = true }
+}
+
+// Offered reports whether an approval request offers outcome o: once and
+// cancel always; the "always" answers unless AlwaysHidden; the save answer
+// unless SaveHidden too.
+func (r ApprovalRequest) Offered(o Outcome) bool {
+	switch o {
+	case ProceedOnce, Cancel:
+		return true
+	case ProceedAlwaysAndSave:
+		return !r.AlwaysHidden && !r.SaveHidden
+	case ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer:
+		return !r.AlwaysHidden
+	}
+	return false
+}
+
+// alwaysHidden reports whether a request hides the "always" answers:
+// security.disableAlwaysAllow, or a workspace that is not trusted.
+func (s *policyShared) alwaysHidden() bool { return s.hideAlways || !s.trusted }
 
 // WithAllowedTools names the tools.allowed rules the engine was given, so
 // that UnknownTools can report the ones that name no tool.

@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentry-dev/agentry/policy"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -222,5 +225,52 @@ func TestPolicyUnknownTools(t *testing.T) {
 	got := p.UnknownTools(func(n string) bool { return known[n] })
 	if strings.Join(got, ",") != "run_shell_comand,read_fiel" {
 		t.Errorf("UnknownTools = %q, want the misspelt names once each", got)
+	}
+}
+
+// TestApprovalOffers: the "always" answers need a trusted workspace (and
+// no security.disableAlwaysAllow); the save answer also needs
+// security.enablePermanentToolApproval, as gemini-cli's dialog.
+func TestApprovalOffers(t *testing.T) {
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
+	all := []Outcome{ProceedOnce, ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer, ProceedAlwaysAndSave, Cancel}
+	tests := []struct {
+		name string
+		opts []PolicyOption
+		want []Outcome
+	}{
+		{"untrusted", nil, []Outcome{ProceedOnce, Cancel}},
+		{"untrusted with permanent approval", []PolicyOption{WithPermanentApproval()}, []Outcome{ProceedOnce, Cancel}},
+		{"trusted", []PolicyOption{WithTrusted(true)}, []Outcome{ProceedOnce, ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer, Cancel}},
+		{"trusted with permanent approval", []PolicyOption{WithTrusted(true), WithPermanentApproval()}, all},
+		{"always disabled", []PolicyOption{WithTrusted(true), WithPermanentApproval(), WithoutAlwaysOptions()}, []Outcome{ProceedOnce, Cancel}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			engine, err := policy.New(policy.Defaults())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewPolicyWith(ApprovalDefault, engine, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req ApprovalRequest
+			approver := approverFunc(func(_ context.Context, r ApprovalRequest) (Outcome, error) {
+				req = r
+				return Cancel, nil
+			})
+			b := newScript(callTurn("", fc("c1", "run_shell_command", map[string]any{"command": "npm test"})), textTurn("done"))
+			run(t, newTestSession(t, b, Config{Tools: []tools.Tool{shell}, Policy: p, Approver: approver}), "go")
+			var got []Outcome
+			for _, o := range all {
+				if req.Offered(o) {
+					got = append(got, o)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("offered %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

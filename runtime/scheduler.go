@@ -132,7 +132,7 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		req := ApprovalRequest{
 			CallID: callID, Tool: st.t.Name(), DisplayName: st.t.DisplayName(),
 			Description: st.t.Describe(args), Kind: st.t.Kind(), Args: args,
-			AlwaysHidden: st.policy.shared.hideAlways,
+			AlwaysHidden: st.policy.shared.alwaysHidden(), SaveHidden: !st.policy.shared.permanent,
 		}
 		if m, ok := st.t.(mcpTool); ok {
 			server, name, _ := m.MCP()
