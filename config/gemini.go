@@ -28,7 +28,7 @@ func sharedGeminiKeys() map[string]bool {
 		"tools.allowed": true, "tools.exclude": true, "tools.core": true, "tools.confirmationRequired": true,
 		"mcp.allowed": true, "mcp.excluded": true, "policyPaths": true, "adminPolicyPaths": true,
 		"security.disableAlwaysAllow": true, "security.enablePermanentToolApproval": true,
-		"telemetry.enabled":           true, "telemetry.otlpEndpoint": true, "telemetry.otlpProtocol": true, "telemetry.outfile": true,
+		"telemetry.enabled": true, "telemetry.otlpEndpoint": true, "telemetry.otlpProtocol": true, "telemetry.outfile": true,
 		"hooks": true, "hooksConfig.enabled": true, "hooksConfig.disabled": true, "hooksConfig.notifications": true,
 		"mcpServers": true, "ide.enabled": true,
 		"security.environmentVariableRedaction.allowed": true, "security.environmentVariableRedaction.blocked": true,

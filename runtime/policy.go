@@ -196,7 +196,7 @@ type policyShared struct {
 	trusted    bool
 	saver      *policy.Saver
 	hideAlways bool
-	permanent  bool // security.enablePermanentToolApproval
+	permanent  bool     // security.enablePermanentToolApproval
 	allowed    []string // tools.allowed / --allowed-tools, for UnknownTools
 
 	mu      sync.Mutex
