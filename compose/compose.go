@@ -718,6 +718,22 @@ func childEnv(s *config.Settings, enabled bool) []string {
 	return c.Environ(os.Environ())
 }
 
+// connectedServers are the MCP servers of the settings that are
+// connected at all: with mcp.allowed set only those it names, and none
+// that mcp.excluded names, as gemini-cli's isBlockedBySettings (the
+// policy rules of both settings still apply to the tools of the others).
+func connectedServers(s *config.Settings, log *slog.Logger) map[string]config.MCPServerSettings {
+	out := make(map[string]config.MCPServerSettings, len(s.MCPServers))
+	for name, sc := range s.MCPServers {
+		if len(s.MCP.Allowed) > 0 && !slices.Contains(s.MCP.Allowed, name) || slices.Contains(s.MCP.Excluded, name) {
+			log.Info("MCP server not connected: mcp.allowed does not name it or mcp.excluded does", "server", name)
+			continue
+		}
+		out[name] = sc
+	}
+	return out
+}
+
 // mcpToolset connects to the MCP servers of the settings and returns
 // their tools, with the function that closes the servers (their processes
 // are gone when it returns). MCP servers run commands and reach services
@@ -737,9 +753,13 @@ func mcpToolset(ctx context.Context, s *config.Settings, set *tools.Set, log *sl
 		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
 		return nil, none, nil, nil
 	}
+	servers := connectedServers(s, log)
+	if len(servers) == 0 {
+		return nil, none, nil, nil
+	}
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
-	m, err := mcptools.New(mcptools.Config{Servers: s.MCPServers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version(),
+	m, err := mcptools.New(mcptools.Config{Servers: servers, Env: childEnv(s, true), ExpandEnv: os.Environ(), Logger: log, ClientName: "agentry", ClientVersion: version.Version(),
 		OAuth: MCPOAuth(s, prompt, log)})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: settings mcpServers: %w", runtime.ErrSetup, err)

@@ -206,3 +206,4 @@ func TestSettingsRulesOfCompose(t *testing.T) {
 		t.Errorf("tools.exclude: %v, want deny", d)
 	}
 }
+
