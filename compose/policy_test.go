@@ -206,4 +206,3 @@ func TestSettingsRulesOfCompose(t *testing.T) {
 		t.Errorf("tools.exclude: %v, want deny", d)
 	}
 }
-
