@@ -374,7 +374,7 @@ func TestApprovalAnsweredFirstElsewhere(t *testing.T) {
 	s, f := attachSession(t, ap)
 	in, out, _ := runTerminal(t, s, ap)
 	turn := pendingTurn(t, s, f, out)
-	io.WriteString(in, "4") // No, suggest changes (after "Allow this command for all future sessions")
+	io.WriteString(in, "3") // No, suggest changes (the server offers no "all future sessions" answer)
 	r := f.expect("SendStreamingMessage")
 	if c, _, _ := devtool.ParseConfirmation(sentMessage(t, r).Parts[0].Data()); c.SelectedOptionID != devtool.OptionCancel {
 		t.Errorf("answer %+v", c)

@@ -729,6 +729,22 @@ func childEnv(s *config.Settings, enabled bool) []string {
 	return c.Environ(os.Environ())
 }
 
+// connectedServers are the MCP servers of the settings that are
+// connected at all: with mcp.allowed set only those it names, and none
+// that mcp.excluded names, as gemini-cli's isBlockedBySettings (the
+// policy rules of both settings still apply to the tools of the others).
+func connectedServers(s *config.Settings, log *slog.Logger) map[string]config.MCPServerSettings {
+	out := make(map[string]config.MCPServerSettings, len(s.MCPServers))
+	for name, sc := range s.MCPServers {
+		if len(s.MCP.Allowed) > 0 && !slices.Contains(s.MCP.Allowed, name) || slices.Contains(s.MCP.Excluded, name) {
+			log.Info("MCP server not connected: mcp.allowed does not name it or mcp.excluded does", "server", name)
+			continue
+		}
+		out[name] = sc
+	}
+	return out
+}
+
 // mcpToolset connects to the MCP servers of the settings and returns
 // their tools as a source that changes when a server's list does, with the
 // function that closes the servers (their processes are gone when it
@@ -751,6 +767,10 @@ func mcpToolset(ctx context.Context, s *config.Settings, taken []string, log *sl
 		log.Warn("MCP servers are not connected in an untrusted workspace; trust it (--trust-workspace or security.trustedFolders) to use them", "workspace", s.Workspace)
 		return nil, none, nil, nil
 	}
+	servers := connectedServers(s, log)
+	if len(servers) == 0 {
+		return nil, none, nil, nil
+	}
 	cacheDir := ""
 	if s.Home != "" {
 		cacheDir = filepath.Join(s.Home, "cache", "mcp")
@@ -758,7 +778,7 @@ func mcpToolset(ctx context.Context, s *config.Settings, taken []string, log *sl
 	// As in gemini-cli, stdio servers get a redacted environment even
 	// with redaction off; what a server's own env names is still passed.
 	m, err := mcptools.New(mcptools.Config{
-		Servers: s.MCPServers, EnvFunc: func() []string { return childEnv(s, true) }, ExpandEnv: os.Environ(), Logger: log,
+		Servers: servers, EnvFunc: func() []string { return childEnv(s, true) }, ExpandEnv: os.Environ(), Logger: log,
 		ClientName: "agentry", ClientVersion: version.Version(),
 		CacheDir: cacheDir, Lazy: s.MCP.Lazy, Taken: append(slices.Clone(taken), s.Tools.Exclude...),
 		OAuth: MCPOAuth(s, prompt, log),

@@ -131,6 +131,9 @@ func (p *Policies) Policy(s *config.Settings, mode runtime.ApprovalMode) (*runti
 		engineOpts = append(engineOpts, policy.WithoutAlwaysAllow())
 		opts = append(opts, runtime.WithoutAlwaysOptions())
 	}
+	if s.Security.EnablePermanentToolApproval {
+		opts = append(opts, runtime.WithPermanentApproval())
+	}
 	engine, err := policy.New(p.Rules, engineOpts...)
 	if err != nil {
 		return nil, err

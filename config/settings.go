@@ -249,6 +249,11 @@ type SecuritySettings struct {
 	// ignores saved "always" rules (gemini-cli's setting of the same
 	// name).
 	DisableAlwaysAllow bool `json:"disableAlwaysAllow"`
+	// EnablePermanentToolApproval offers the "… all future sessions"
+	// answer (proceed_always_and_save) in confirmations, which saves a
+	// policy rule; off by default, as gemini-cli's setting of the same
+	// name.
+	EnablePermanentToolApproval bool `json:"enablePermanentToolApproval"`
 }
 
 // EnvRedactionSettings are security.environmentVariableRedaction. agentry's

@@ -510,6 +510,11 @@ denyMessage = "Not a.txt."
 
 // policyDifferences lists the rows where agentry differs from gemini-cli
 // on purpose, with the reason; every other row must match the golden.
+// Not a row's difference: gemini-cli 0.61.0 declares MCP tools to the
+// model as mcp_<server>_<tool> (generateValidName), agentry as
+// <server>__<tool>; each side's calls use the name it declared
+// (declaredName) and the outcomes and texts compared are otherwise equal
+// (docs/policy.md, "Differences from gemini-cli").
 var policyDifferences = map[string]string{
 	"dirs/workspace-policies": "gemini-cli 0.61.0 never loads the workspace tier (disableWorkspacePolicies is hard-coded " +
 		"in cli/config/policy.ts); agentry loads <workspace>/.gemini/policies and .agentry/policies in a trusted workspace",

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,21 @@ func policyEnv(t *testing.T) *env {
 	e := newEnv(t)
 	e.set("AGENTRY_ADMIN_POLICY_DIR=" + t.TempDir())
 	return e
+}
+
+// allowPermanentApproval sets up the user settings as a user who wants
+// "… all future sessions" answers does: the workspace trusted and
+// security.enablePermanentToolApproval on (it is off by default, and no
+// "always" answer is offered in an untrusted workspace).
+func (e *env) allowPermanentApproval() {
+	e.t.Helper()
+	b, err := json.Marshal(map[string]any{"security": map[string]any{
+		"trustedFolders": []string{e.ws}, "enablePermanentToolApproval": true,
+	}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.writeFile(filepath.Join(e.home, ".agentry", "settings.json"), string(b))
 }
 
 // toolResults runs agentry run with a replay file and returns its
@@ -37,7 +53,8 @@ func errorMessage(res map[string]any) string {
 }
 
 // TestAlwaysAndSaveInTheTerminal: "Allow this command for all future
-// sessions" in the terminal saves a rule to ~/.agentry/policies, and a
+// sessions" in the terminal (security.enablePermanentToolApproval, a
+// trusted workspace) saves a rule to the workspace's policies, and a
 // new headless run (no human) honours it.
 func TestAlwaysAndSaveInTheTerminal(t *testing.T) {
 	srv := fakegemini.New(t)
@@ -46,6 +63,7 @@ func TestAlwaysAndSaveInTheTerminal(t *testing.T) {
 		fakegemini.Text("Touched."),
 	)
 	e := policyEnv(t)
+	e.allowPermanentApproval()
 	e.geminiEnv(srv)
 	tm := e.interactive("-m", "gemini-2.5-flash")
 	send(tm, "touch a file")
@@ -60,7 +78,8 @@ func TestAlwaysAndSaveInTheTerminal(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.ws, "first.txt")); err != nil {
 		t.Fatalf("the allowed command did not run: %v", err)
 	}
-	saved := filepath.Join(e.home, ".agentry", "policies", "auto-saved.toml")
+	// The workspace is trusted: the rule is saved with its policies.
+	saved := filepath.Join(e.ws, ".agentry", "policies", "auto-saved.toml")
 	data, err := os.ReadFile(saved)
 	if err != nil || !strings.Contains(string(data), "touch") || !strings.Contains(string(data), "run_shell_command") {
 		t.Fatalf("%s: %q, %v; want a rule for touch", saved, data, err)
@@ -124,14 +143,15 @@ func TestUntrustedWorkspacePolicies(t *testing.T) {
 }
 
 // TestPolicyFlagAndAllowedTools: a --policy file's deny beats the bundled
-// defaults (read_file is allowed by them), with its denyMessage; a broken
+// defaults (read_file is allowed by them), with its denyMessage (an
+// argsPattern keeps read_file offered to the model); a broken
 // --policy file is a warning; --allowed-tools run_shell_command(git)
 // allows git and denies every other command.
 func TestPolicyFlagAndAllowedTools(t *testing.T) {
 	e := policyEnv(t)
 	e.writeFile("notes.txt", "secret\n")
 	deny := e.writeFile(filepath.Join(t.TempDir(), "deny.toml"),
-		"[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 10\ndenyMessage = \"Reading is off.\"\n")
+		"[[rule]]\ntoolName = \"read_file\"\nargsPattern = 'notes'\ndecision = \"deny\"\npriority = 10\ndenyMessage = \"Reading is off.\"\n")
 	broken := e.writeFile(filepath.Join(t.TempDir(), "broken.toml"), "[[rule]\n")
 	replay := e.replayFile(
 		[]map[string]any{call("read_file", map[string]any{"file_path": "notes.txt"})},
@@ -165,9 +185,10 @@ func TestPolicyFlagAndAllowedTools(t *testing.T) {
 
 // TestAlwaysAndSaveOverA2A: `agentry a2a` answers a served session's
 // confirmation with s (proceed_always_and_save); the rule lands in
-// ~/.agentry/policies and a new headless run honours it.
+// the trusted workspace's policies and a new headless run honours it.
 func TestAlwaysAndSaveOverA2A(t *testing.T) {
 	e := policyEnv(t)
+	e.allowPermanentApproval()
 	e.set("AGENTRY_A2A_TOKEN=" + a2aToken)
 	replay := e.replayFile(
 		[]map[string]any{call("run_shell_command", map[string]any{"command": "touch served.txt"})},
@@ -179,7 +200,8 @@ func TestAlwaysAndSaveOverA2A(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s\nserver:\n%s", r.code, r.stdout, r.stderr, srv.errText())
 	}
 	wantStderr(t, r, "Answer [y/a/s/n]: s")
-	saved := filepath.Join(e.home, ".agentry", "policies", "auto-saved.toml")
+	// The workspace is trusted: the rule is saved with its policies.
+	saved := filepath.Join(e.ws, ".agentry", "policies", "auto-saved.toml")
 	if data, err := os.ReadFile(saved); err != nil || !strings.Contains(string(data), "touch") {
 		t.Fatalf("%s: %q, %v", saved, data, err)
 	}

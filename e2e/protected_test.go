@@ -46,10 +46,19 @@ func TestAutoEditCannotConfigureGit(t *testing.T) {
 		errObj, _ := results[i]["error"].(map[string]any)
 		msg, _ := errObj["message"].(string)
 		if results[i]["status"] != "error" || errObj["type"] != "policy_violation" ||
-			!strings.Contains(msg, filepath.Join(e.ws, path)+" configures commands that run without further approval") ||
-			!strings.HasSuffix(msg, "To allow it, run with --approval-mode yolo (-y).") {
+			msg != `Tool execution for "WriteFile" requires user confirmation, which is not supported in non-interactive mode.` {
 			t.Errorf("write of %s: %v", path, results[i])
 		}
+	}
+	// The user reads why, once for write_file: the first protected path.
+	var warnings []string
+	for _, l := range ofType(lines(t, r.stdout), "error") {
+		msg, _ := l["message"].(string)
+		warnings = append(warnings, msg)
+	}
+	if want := "write_file was refused: " + filepath.Join(e.ws, ".git/hooks/post-checkout") + " configures commands that run without further approval"; len(warnings) != 1 ||
+		!strings.HasPrefix(warnings[0], want) || !strings.HasSuffix(warnings[0], "To allow it, run with --approval-mode yolo (-y).") {
+		t.Errorf("warnings %q, want one starting with %q", warnings, want)
 	}
 	if results[2]["status"] != "success" || results[3]["status"] != "success" {
 		t.Errorf("the ordinary write and the allowed git status: %v, %v", results[2], results[3])

@@ -460,9 +460,9 @@ func TestServePlainApprovalsSetting(t *testing.T) {
 			notes = append(notes, p.Text)
 		}
 	}
-	const denied = "write_file was not run: Tool execution for \"WriteFile\" requires user confirmation, which is not supported in non-interactive mode. " +
-		"To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add \"write_file\" to tools.allowed in settings.json.\n"
-	if task.Status.State != "TASK_STATE_COMPLETED" || !slices.Contains(notes, denied) ||
+	const denied = "write_file was not run: Tool execution for \"WriteFile\" requires user confirmation, which is not supported in non-interactive mode.\n"
+	const hint = "Warning: write_file was refused: To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add \"write_file\" to tools.allowed in settings.json.\n"
+	if task.Status.State != "TASK_STATE_COMPLETED" || !slices.Contains(notes, denied) || !slices.Contains(notes, hint) ||
 		len(task.Artifacts) != 1 || task.Artifacts[0].Parts[0].Text != "I was not allowed to write it." {
 		t.Errorf("task: %s", body)
 	}

@@ -237,6 +237,8 @@ func TestServeA2AJSClient(t *testing.T) {
 	}
 	const token = "e2e-a2a-token-0123456789abcdef"
 	e := newEnv(t)
+	// Every answer offered: a trusted workspace, saved rules allowed.
+	e.allowPermanentApproval()
 	e.set("AGENTRY_A2A_TOKEN=" + token)
 	replay := e.replayFile(
 		[]map[string]any{text("I'll write it."), call("write_file", map[string]any{"file_path": "a.txt", "content": "hi\n"})},

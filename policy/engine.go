@@ -17,6 +17,7 @@ import (
 type Engine struct {
 	mu      sync.Mutex // serialises Add
 	snap    atomic.Pointer[[]compiled]
+	ver     atomic.Uint64 // counts the snapshots Add stored
 	noAlw   bool
 	parsers sync.Pool // *syntax.Parser, reused across checks
 }
@@ -182,8 +183,14 @@ func (e *Engine) Add(rules ...Rule) error {
 	cs = append(cs, add...)
 	sortCompiled(cs)
 	e.snap.Store(&cs)
+	e.ver.Add(1)
 	return nil
 }
+
+// Version returns a number that changes whenever Add changes the rules, so
+// that what is derived from them (the tools Excluded hides) can be cached
+// per version.
+func (e *Engine) Version() uint64 { return e.ver.Load() }
 
 // Rules returns a copy of the rules in decision order.
 func (e *Engine) Rules() []Rule {
@@ -356,6 +363,27 @@ func (x *checkCtx) check(name string, args map[string]any, skipHeuristics bool) 
 
 // matches is gemini-cli's ruleMatches, over the names a call is tried under.
 func (x *checkCtx) matches(c *compiled, names []string, args map[string]any, aj *argsJSON) bool {
+	if !x.matchesTool(c, names) {
+		return false
+	}
+	if c.re != nil {
+		if args == nil {
+			return false
+		}
+		j := aj.get()
+		if c.litPrefix != "" && !strings.Contains(j, c.litPrefix) {
+			return false
+		}
+		if !c.re.MatchString(j) {
+			return false
+		}
+	}
+	return true
+}
+
+// matchesTool is matches without the rule's argsPattern (as gemini-cli's
+// getExcludedTools matches a rule against a tool).
+func (x *checkCtx) matchesTool(c *compiled, names []string) bool {
 	r := &c.rule
 	if c.modes != 0 && c.modes&x.modeBit == 0 {
 		return false
@@ -384,18 +412,6 @@ func (x *checkCtx) matches(c *compiled, names []string, args map[string]any, aj 
 			if !ok || !jsStrictEqual(av, v) {
 				return false
 			}
-		}
-	}
-	if c.re != nil {
-		if args == nil {
-			return false
-		}
-		j := aj.get()
-		if c.litPrefix != "" && !strings.Contains(j, c.litPrefix) {
-			return false
-		}
-		if !c.re.MatchString(j) {
-			return false
 		}
 	}
 	if r.Interactive != nil && *r.Interactive != x.interactive {

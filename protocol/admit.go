@@ -9,7 +9,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/agentry-dev/agentry/protocol/devtool"
-	"github.com/agentry-dev/agentry/runtime"
 )
 
 // interceptor checks every call before a2a-go acts on it: the extension
@@ -189,8 +188,8 @@ func (s *Server) admit(ctx context.Context, p *a2a.SendMessageRequest, active bo
 	if !hasConf {
 		// A plain reply: yes, always or no.
 		outcome, ok := replyOutcome(m)
-		if ok && outcome == runtime.ProceedAlways && t.waiting.req.AlwaysHidden {
-			ok = false // security.disableAlwaysAllow
+		if ok && !t.waiting.req.Offered(outcome) {
+			ok = false // security.disableAlwaysAllow, an untrusted workspace
 		}
 		if !ok {
 			if active {

@@ -360,11 +360,17 @@ func (ap *approval) decide(c devtool.ToolCallConfirmation) (answer, error) {
 			"selected_option_id %q is not an option of tool call %s (want %s, %s or %s)",
 			c.SelectedOptionID, c.ToolCallID, devtool.OptionProceedOnce, devtool.OptionProceedAlways, devtool.OptionCancel))
 	}
-	if ap.req.AlwaysHidden && ans.outcome != runtime.ProceedOnce && ans.outcome != runtime.Cancel {
-		// security.disableAlwaysAllow: the always options are not offered.
+	if !ap.req.Offered(ans.outcome) {
+		// Not among the request's options: "always" answers are off
+		// (security.disableAlwaysAllow, an untrusted workspace) or the
+		// save answer is (security.enablePermanentToolApproval unset).
+		why := `"always" answers are disabled (security.disableAlwaysAllow, or the workspace is not trusted)`
+		if !ap.req.AlwaysHidden {
+			why = "saving a rule for future sessions is disabled (security.enablePermanentToolApproval is not set)"
+		}
 		return ans, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
-			"selected_option_id %q is not an option of tool call %s: \"always\" answers are disabled (security.disableAlwaysAllow); want %s or %s",
-			c.SelectedOptionID, c.ToolCallID, devtool.OptionProceedOnce, devtool.OptionCancel))
+			"selected_option_id %q is not an option of tool call %s: %s; want one of %s",
+			c.SelectedOptionID, c.ToolCallID, why, strings.Join(offeredIDs(ap.req), ", ")))
 	}
 	if c.FileDetails == nil || ans.outcome == runtime.Cancel {
 		return ans, nil
@@ -375,4 +381,17 @@ func (ap *approval) decide(c devtool.ToolCallConfirmation) (answer, error) {
 	}
 	ans.args = args
 	return ans, nil
+}
+
+// offeredIDs are the option ids a request offers, as the A2A client was
+// sent them.
+func offeredIDs(req runtime.ApprovalRequest) []string {
+	ids := []string{devtool.OptionProceedOnce}
+	if req.Offered(runtime.ProceedAlways) {
+		ids = append(ids, devtool.OptionProceedAlways)
+	}
+	if req.Offered(runtime.ProceedAlwaysAndSave) {
+		ids = append(ids, devtool.OptionProceedAlwaysAndSave)
+	}
+	return append(ids, devtool.OptionCancel)
 }

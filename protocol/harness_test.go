@@ -57,6 +57,10 @@ func newHarness(t testing.TB, lines []string, opts ...harnessOption) *harness {
 	s.Workspace = t.TempDir()
 	s.Home = filepath.Join(t.TempDir(), ".agentry")
 	s.Session.Store = config.SessionStoreMemory
+	// A trusted workspace whose user allows saved rules: confirmations
+	// offer every "always" answer (tests that need less unset these).
+	s.Trusted = true
+	s.Security.EnablePermanentToolApproval = true
 	replay := filepath.Join(t.TempDir(), "model.jsonl")
 	if err := os.WriteFile(replay, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/agentry-dev/agentry/protocol/devtool"
 	"github.com/agentry-dev/agentry/runtime"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -226,8 +228,15 @@ func question(req runtime.ApprovalRequest, workDir string) string {
 	if !strings.HasSuffix(b.String(), "\n") {
 		b.WriteString("\n")
 	}
+	i := slices.IndexFunc(cr.Options, func(o devtool.ConfirmationOption) bool { return o.ID == devtool.OptionProceedAlways })
+	if i < 0 {
+		// No "always" answer is offered (security.disableAlwaysAllow,
+		// an untrusted workspace).
+		b.WriteString("\nReply yes to allow it once, or no to decline.\n")
+		return b.String()
+	}
 	always := "allow it for the rest of the session"
-	if d := cr.Options[1].Description; d != "" {
+	if d := cr.Options[i].Description; d != "" {
 		always = lowerFirst(d)
 	}
 	fmt.Fprintf(&b, "\nReply yes to allow it once, always to %s, or no to decline.\n", always)

@@ -294,7 +294,10 @@ func TestPlainApprovalsPolicy(t *testing.T) {
 		}, plainApprovals(protocol.PlainApprovalsPolicy))
 		evs := collect(t, h.plainClient("jsonrpc"), userMessage("write a.txt", ""))
 		got := describePlain(evs)
-		want := `Task(submitted) status:working status:working["write_file was not run: Tool execution for \"WriteFile\" requires user confirmation, which is not supported in non-interactive mode. To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add \"write_file\" to tools.allowed in settings.json."] artifact="I could not write it." artifact+""! status:completed`
+		// The model reads gemini-cli's sentence; the client, first, what
+		// would allow the call.
+		want := `Task(submitted) status:working status:working["Warning: write_file was refused: To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add \"write_file\" to tools.allowed in settings.json."] ` +
+			`status:working["write_file was not run: Tool execution for \"WriteFile\" requires user confirmation, which is not supported in non-interactive mode."] artifact="I could not write it." artifact+""! status:completed`
 		if got != want {
 			t.Fatalf("events:\n got %s\nwant %s", got, want)
 		}

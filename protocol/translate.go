@@ -391,9 +391,12 @@ func confirmationRequest(req runtime.ApprovalRequest, workDir string) *devtool.C
 		cr.GenericDetails = &devtool.GenericDetails{Description: desc}
 	}
 	cr.Options = []devtool.ConfirmationOption{{ID: devtool.OptionProceedOnce, Name: "Allow once"}}
-	if !req.AlwaysHidden {
+	if req.Offered(runtime.ProceedAlways) {
 		cr.Options = append(cr.Options,
-			devtool.ConfirmationOption{ID: devtool.OptionProceedAlways, Name: "Allow always", Description: always},
+			devtool.ConfirmationOption{ID: devtool.OptionProceedAlways, Name: "Allow always", Description: always})
+	}
+	if req.Offered(runtime.ProceedAlwaysAndSave) {
+		cr.Options = append(cr.Options,
 			devtool.ConfirmationOption{ID: devtool.OptionProceedAlwaysAndSave, Name: save,
 				Description: "Allow it for the rest of the session and save a policy rule that allows it in later sessions"})
 	}

@@ -73,22 +73,36 @@ func TestEngineDecisionsThroughScheduler(t *testing.T) {
 		interactive bool
 		asked, ran  bool
 		msg         string // the model's error, a prefix, when the call did not run
+		undeclared  bool   // the tool is not offered: the call is one to an unknown tool
+		hint        string // the user's warning, a prefix; "": none
 	}{
 		{name: "user deny rule with its message", mode: ApprovalDefault, interactive: true,
+			toml: "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"npm\"\ndecision = \"deny\"\npriority = 100\ndenyMessage = \"No shell here.\"\n",
+			tool: shell, args: map[string]any{"command": "npm test"},
+			msg: "Tool execution denied by policy. No shell here.\x00"},
+		{name: "tool-wide deny rule: not offered", mode: ApprovalDefault, interactive: true,
 			toml: "[[rule]]\ntoolName = \"run_shell_command\"\ndecision = \"deny\"\npriority = 100\ndenyMessage = \"No shell here.\"\n",
 			tool: shell, args: map[string]any{"command": "npm test"},
-			msg: "Tool execution denied by policy. No shell here."},
+			undeclared: true, msg: `Tool "run_shell_command" not found.` + "\x00"},
 		{name: "user deny rule without a human: no hint", mode: ApprovalDefault,
-			toml: "[[rule]]\ntoolName = \"run_shell_command\"\ndecision = \"deny\"\npriority = 100\n",
+			toml: "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"npm\"\ndecision = \"deny\"\npriority = 100\n" +
+				"[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 90\n",
 			tool: shell, args: map[string]any{"command": "npm test"},
 			msg: "Tool execution denied by policy.\x00"},
 		{name: "default policy without a human: the hint", mode: ApprovalDefault,
+			toml: "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"ls\"\ndecision = \"allow\"\npriority = 100\n",
 			tool: shell, args: map[string]any{"command": "npm test"},
-			msg: "Tool execution denied by policy. To allow it, run with --allowed-tools 'run_shell_command(npm)'"},
+			msg:  "Tool execution denied by policy.\x00",
+			hint: "run_shell_command was refused: To allow it, run with --allowed-tools 'run_shell_command(npm)'"},
+		{name: "default policy without a human: not offered, the hint", mode: ApprovalDefault,
+			tool: shell, args: map[string]any{"command": "npm test"},
+			undeclared: true, msg: `Tool "run_shell_command" not found.` + "\x00",
+			hint: "run_shell_command was refused: To allow it, run with --allowed-tools 'run_shell_command(npm)'"},
 		{name: "ask rule without a human", mode: ApprovalDefault,
 			toml: "[[rule]]\ntoolName = \"read_file\"\ndecision = \"ask_user\"\npriority = 100\n",
 			tool: read, args: map[string]any{"file_path": "a"},
-			msg: `Tool execution for "Fake read_file"` + headlessAsk},
+			msg:  `Tool execution for "Fake read_file"` + headlessAsk + "\x00",
+			hint: "read_file was refused: To allow it, run with --allowed-tools read_file or --approval-mode yolo"},
 		{name: "ask rule with a human", mode: ApprovalDefault, interactive: true,
 			toml: "[[rule]]\ntoolName = \"read_file\"\ndecision = \"ask_user\"\npriority = 100\n",
 			tool: read, args: map[string]any{"file_path": "a"}, asked: true, ran: true},
@@ -114,7 +128,8 @@ func TestEngineDecisionsThroughScheduler(t *testing.T) {
 			tool: agent, args: map[string]any{"agent_name": "far", "prompt": "p"}, asked: true, ran: true},
 		{name: "remote agent without a human", mode: ApprovalDefault,
 			tool: agent, args: map[string]any{"agent_name": "far", "prompt": "p"},
-			msg: `Tool execution for "Fake invoke_agent"` + headlessAsk},
+			msg:  `Tool execution for "Fake invoke_agent"` + headlessAsk + "\x00",
+			hint: "invoke_agent was refused: To allow it, run with --allowed-tools invoke_agent"},
 		{name: "remote agent in yolo", mode: ApprovalYolo,
 			tool: agent, args: map[string]any{"agent_name": "far", "prompt": "p"}, ran: true},
 		{name: "a user rule allows the remote agent", mode: ApprovalDefault,
@@ -122,9 +137,11 @@ func TestEngineDecisionsThroughScheduler(t *testing.T) {
 			tool: agent, args: map[string]any{"agent_name": "far", "prompt": "p"}, ran: true},
 		{name: "trusted MCP server runs", mode: ApprovalDefault,
 			tool: trusted, args: map[string]any{}, ran: true},
-		{name: "trusted MCP server in plan mode", mode: ApprovalPlan, interactive: true,
-			tool: trusted, args: map[string]any{}, msg: "Tool execution denied by policy. You are in Plan Mode"},
-		{name: "a subagent's rule holds for it", mode: ApprovalDefault, subagent: "helper",
+		{name: "trusted MCP server in plan mode: not offered", mode: ApprovalPlan, interactive: true,
+			tool: trusted, args: map[string]any{}, undeclared: true, msg: `Tool "issues" not found.` + "\x00"},
+		// As in gemini-cli, a rule with a subagent key does not keep a
+		// tool offered: with a human to ask, the shell is.
+		{name: "a subagent's rule holds for it", mode: ApprovalDefault, subagent: "helper", interactive: true,
 			toml: "[[rule]]\ntoolName = \"run_shell_command\"\nsubagent = \"helper\"\ndecision = \"allow\"\npriority = 100\n",
 			tool: shell, args: map[string]any{"command": "npm test"}, ran: true},
 		{name: "a subagent's rule does not hold for the main agent", mode: ApprovalDefault, interactive: true,
@@ -162,8 +179,24 @@ func TestEngineDecisionsThroughScheduler(t *testing.T) {
 			if !strings.HasPrefix(got, tc.msg) {
 				t.Errorf("the model read %q, want it to start with %q", got, tc.msg)
 			}
-			if resp.Data["errorType"] != "policy_violation" {
-				t.Errorf("errorType = %v", resp.Data["errorType"])
+			wantType := "policy_violation"
+			if tc.undeclared {
+				wantType = "tool_not_registered"
+			}
+			if resp.Data["errorType"] != wantType {
+				t.Errorf("errorType = %v, want %s", resp.Data["errorType"], wantType)
+			}
+			var hints []string
+			for _, ev := range find(evs, EventError) {
+				if ev.Meta["code"] == "POLICY_HINT" {
+					hints = append(hints, ev.Error.Message)
+				}
+			}
+			switch {
+			case tc.hint == "" && len(hints) > 0:
+				t.Errorf("hints %q, want none", hints)
+			case tc.hint != "" && (len(hints) != 1 || !strings.HasPrefix(hints[0], tc.hint)):
+				t.Errorf("hints %q, want one starting with %q", hints, tc.hint)
 			}
 		})
 	}

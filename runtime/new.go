@@ -186,8 +186,10 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	adkTools := make([]tool.Tool, 0, len(cfg.Tools))
 	seen := make(map[string]bool, len(cfg.Tools))
+	// The exclusion reads the tool table, built below from wrap.
+	excl := newToolExclusion(policy, cfg.Approver != nil, func() *toolSnap { return sc.tools.current() })
 	wrap := func(t tools.Tool) *scheduledTool {
-		return &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb}
+		return &scheduledTool{t: t, policy: policy, approver: cfg.Approver, limit: limit, tel: cfg.Telemetry, hooks: hb, excl: excl}
 	}
 	for _, t := range cfg.Tools {
 		if seen[t.Name()] {
@@ -268,7 +270,13 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, fmt.Errorf("runtime: processor chain: %w", err)
 	}
 	own[cp.Name()] = cp
-	sg, err := guard.New(guard.Config{Names: func() []string { return sc.tools.current().names }, Unregistered: unregisteredCall})
+	sg, err := guard.New(guard.Config{Active: excl.activeNames,
+		Unregistered: func(ctx context.Context, id, name string, args map[string]any) {
+			unregisteredCall(ctx, id)
+			if t := sc.tools.current().byName[name]; t != nil && excl.excluded(name) {
+				excludedCall(ctx, policy, cfg.Approver != nil, t, args)
+			}
+		}})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: session guard: %w", err)
 	}

@@ -125,9 +125,14 @@ type ApprovalRequest struct {
 	// for the prompt to show; nil for other tools or when the preview
 	// failed (the call will then fail the same way when it runs).
 	Diff *tools.FileDiff
-	// AlwaysHidden is set when the "always" answers must not be offered
-	// (security.disableAlwaysAllow): only once and cancel (and modify).
+	// AlwaysHidden is set when no "always" answer may be offered
+	// (security.disableAlwaysAllow, or a workspace that is not trusted, as
+	// gemini-cli's confirmation dialog): only once and cancel (and modify).
 	AlwaysHidden bool
+	// SaveHidden is set when the "… all future sessions" answer
+	// (ProceedAlwaysAndSave) may not be offered: gemini-cli offers it only
+	// with security.enablePermanentToolApproval. AlwaysHidden hides it too.
+	SaveHidden bool
 }
 
 // MCPDetails name the MCP server and tool behind a call, for approval
@@ -191,10 +196,13 @@ type policyShared struct {
 	trusted    bool
 	saver      *policy.Saver
 	hideAlways bool
+	permanent  bool     // security.enablePermanentToolApproval
 	allowed    []string // tools.allowed / --allowed-tools, for UnknownTools
 
 	mu      sync.Mutex
 	derived map[string]bool // keys of the rules derived from tools (remote agents, trusted servers)
+
+	hinted sync.Map // tool name → true once the user was told what would allow it
 }
 
 // PolicyOption configures a Policy made by NewPolicyWith.
@@ -218,6 +226,33 @@ func WithSaver(sv *policy.Saver) PolicyOption {
 func WithoutAlwaysOptions() PolicyOption {
 	return func(s *policyShared) { s.hideAlways = true }
 }
+
+// WithPermanentApproval offers the "… all future sessions" answer
+// (proceed_always_and_save) in approval requests
+// (security.enablePermanentToolApproval); without it requests have
+// SaveHidden set.
+func WithPermanentApproval() PolicyOption {
+	return func(s *policyShared) { s.permanent = true }
+}
+
+// Offered reports whether an approval request offers outcome o: once and
+// cancel always; the "always" answers unless AlwaysHidden; the save answer
+// unless SaveHidden too.
+func (r ApprovalRequest) Offered(o Outcome) bool {
+	switch o {
+	case ProceedOnce, Cancel:
+		return true
+	case ProceedAlwaysAndSave:
+		return !r.AlwaysHidden && !r.SaveHidden
+	case ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer:
+		return !r.AlwaysHidden
+	}
+	return false
+}
+
+// alwaysHidden reports whether a request hides the "always" answers:
+// security.disableAlwaysAllow, or a workspace that is not trusted.
+func (s *policyShared) alwaysHidden() bool { return s.hideAlways || !s.trusted }
 
 // WithAllowedTools names the tools.allowed rules the engine was given, so
 // that UnknownTools can report the ones that name no tool.
@@ -648,18 +683,33 @@ func (p *Policy) UnknownTools(known func(name string) bool) []string {
 	return out
 }
 
-// needsConfirmation is the error of a call that needs a human in a run
-// that has none: gemini-cli's sentence, which the model reads, then what
-// would let the call run — the flag, the approval mode or the setting.
-func needsConfirmation(t tools.Tool, args map[string]any) error {
-	hint := allowHint(t, args)
+// needsConfirmation is the error the model reads for a call that needs a
+// human in a run that has none: gemini-cli's sentence, with the tool's
+// display name. What would let the call run is for the user
+// (confirmationHint), not the model.
+func needsConfirmation(t tools.Tool) error {
+	//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
+	return fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode.",
+		t.DisplayName())
+}
+
+// confirmationHint tells the user what would let a call that needs a
+// human run in a run without one: the flag, the approval mode or the
+// setting.
+func confirmationHint(t tools.Tool, args map[string]any) string {
 	if path, why, ok := protectedTarget(t, args); ok {
-		hint = fmt.Sprintf("%s configures commands that run without further approval (%s), so writing it needs a human's confirmation in every approval mode but yolo, whatever the allowed tools. To allow it, run with --approval-mode yolo (-y).",
+		return fmt.Sprintf("%s configures commands that run without further approval (%s), so writing it needs a human's confirmation in every approval mode but yolo, whatever the allowed tools. To allow it, run with --approval-mode yolo (-y).",
 			path, why)
 	}
-	//lint:ignore ST1005 the model reads gemini-cli's sentence verbatim
-	return fmt.Errorf("Tool execution for %q requires user confirmation, which is not supported in non-interactive mode. %s",
-		t.DisplayName(), hint)
+	return allowHint(t, args)
+}
+
+// hintOnce reports whether the hint for the tool named tool has not been
+// given yet in this run (the session and its subagents), and marks it
+// given.
+func (p *Policy) hintOnce(tool string) bool {
+	_, given := p.shared.hinted.LoadOrStore(tool, true)
+	return !given
 }
 
 // allowHint names what would allow a call that needs approval: an allow

@@ -1,9 +1,12 @@
 package runtime
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentry-dev/agentry/policy"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -83,11 +86,13 @@ func TestPolicyProtectedPaths(t *testing.T) {
 	if got, _ := p.Decide(edit, hook); got != Ask {
 		t.Errorf("after proceed_always: %v, want ask", got)
 	}
-	msg := needsConfirmation(edit, hook).Error()
-	want := `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode. ` +
-		`/w/.git/hooks/pre-commit configures commands that run without further approval (git runs its hooks`
-	if !strings.HasPrefix(msg, want) || !strings.HasSuffix(msg, "To allow it, run with --approval-mode yolo (-y).") {
-		t.Errorf("denial without a human:\n got %s\nwant %s… To allow it, run with --approval-mode yolo (-y).", msg, want)
+	if msg, want := needsConfirmation(edit).Error(), `Tool execution for "Fake write_file" requires user confirmation, which is not supported in non-interactive mode.`; msg != want {
+		t.Errorf("denial without a human:\n got %s\nwant %s", msg, want)
+	}
+	hint := confirmationHint(edit, hook)
+	want := `/w/.git/hooks/pre-commit configures commands that run without further approval (git runs its hooks`
+	if !strings.HasPrefix(hint, want) || !strings.HasSuffix(hint, "To allow it, run with --approval-mode yolo (-y).") {
+		t.Errorf("hint without a human:\n got %s\nwant %s… To allow it, run with --approval-mode yolo (-y).", hint, want)
 	}
 }
 
@@ -171,10 +176,10 @@ func TestPolicyAllowAlways(t *testing.T) {
 }
 
 // TestDenialNamesWhatAllows: a call that needs a human in a run without
-// one is refused with gemini-cli's sentence, then the flag, the approval
-// mode and the setting that would let it run.
+// one is refused with gemini-cli's sentence alone; the user's hint names
+// the flag, the approval mode and the setting that would let it run.
 func TestDenialNamesWhatAllows(t *testing.T) {
-	const sentence = ` requires user confirmation, which is not supported in non-interactive mode. `
+	const sentence = ` requires user confirmation, which is not supported in non-interactive mode.`
 	edit := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}
 	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
 	other := &fakeTool{ToolName: "web_fetch", ToolKind: tools.KindFetch}
@@ -193,9 +198,12 @@ func TestDenialNamesWhatAllows(t *testing.T) {
 			`To allow it, run with --allowed-tools web_fetch or --approval-mode yolo, or add "web_fetch" to tools.allowed in settings.json.`},
 	}
 	for _, tc := range tests {
-		want := `Tool execution for "` + tc.tool.DisplayName() + `"` + sentence + tc.want
-		if got := needsConfirmation(tc.tool, tc.args).Error(); got != want {
+		want := `Tool execution for "` + tc.tool.DisplayName() + `"` + sentence
+		if got := needsConfirmation(tc.tool).Error(); got != want {
 			t.Errorf("%s %v:\n got %s\nwant %s", tc.tool.ToolName, tc.args, got, want)
+		}
+		if got := confirmationHint(tc.tool, tc.args); got != tc.want {
+			t.Errorf("%s %v hint:\n got %s\nwant %s", tc.tool.ToolName, tc.args, got, tc.want)
 		}
 	}
 	// The suggested rule does allow the call.
@@ -217,5 +225,52 @@ func TestPolicyUnknownTools(t *testing.T) {
 	got := p.UnknownTools(func(n string) bool { return known[n] })
 	if strings.Join(got, ",") != "run_shell_comand,read_fiel" {
 		t.Errorf("UnknownTools = %q, want the misspelt names once each", got)
+	}
+}
+
+// TestApprovalOffers: the "always" answers need a trusted workspace (and
+// no security.disableAlwaysAllow); the save answer also needs
+// security.enablePermanentToolApproval, as gemini-cli's dialog.
+func TestApprovalOffers(t *testing.T) {
+	shell := &fakeTool{ToolName: "run_shell_command", ToolKind: tools.KindExecute}
+	all := []Outcome{ProceedOnce, ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer, ProceedAlwaysAndSave, Cancel}
+	tests := []struct {
+		name string
+		opts []PolicyOption
+		want []Outcome
+	}{
+		{"untrusted", nil, []Outcome{ProceedOnce, Cancel}},
+		{"untrusted with permanent approval", []PolicyOption{WithPermanentApproval()}, []Outcome{ProceedOnce, Cancel}},
+		{"trusted", []PolicyOption{WithTrusted(true)}, []Outcome{ProceedOnce, ProceedAlways, ProceedAlwaysTool, ProceedAlwaysServer, Cancel}},
+		{"trusted with permanent approval", []PolicyOption{WithTrusted(true), WithPermanentApproval()}, all},
+		{"always disabled", []PolicyOption{WithTrusted(true), WithPermanentApproval(), WithoutAlwaysOptions()}, []Outcome{ProceedOnce, Cancel}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			engine, err := policy.New(policy.Defaults())
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := NewPolicyWith(ApprovalDefault, engine, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var req ApprovalRequest
+			approver := approverFunc(func(_ context.Context, r ApprovalRequest) (Outcome, error) {
+				req = r
+				return Cancel, nil
+			})
+			b := newScript(callTurn("", fc("c1", "run_shell_command", map[string]any{"command": "npm test"})), textTurn("done"))
+			run(t, newTestSession(t, b, Config{Tools: []tools.Tool{shell}, Policy: p, Approver: approver}), "go")
+			var got []Outcome
+			for _, o := range all {
+				if req.Offered(o) {
+					got = append(got, o)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("offered %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -81,8 +81,8 @@ func TestAutoEditAsksForGitConfig(t *testing.T) {
 }
 
 // TestAutoEditDeniesGitConfigWithoutHuman: in a run with nobody to ask
-// (a batch run), the same write is refused, and the model reads why and
-// what allows it.
+// (a batch run), the same write is refused with gemini-cli's sentence,
+// and the user reads why and what allows it.
 func TestAutoEditDeniesGitConfigWithoutHuman(t *testing.T) {
 	root, ts := protectedWorkspace(t)
 	b := newScript(
@@ -90,12 +90,24 @@ func TestAutoEditDeniesGitConfigWithoutHuman(t *testing.T) {
 		callTurn("", fc("w2", "replace", map[string]any{"file_path": ".git/config", "old_string": "[core]", "new_string": fsmonitor})),
 		textTurn("done"))
 	s := newTestSession(t, b, Config{Tools: ts, Policy: mustPolicy(t, "auto_edit", "replace")})
-	run(t, s, "configure git")
-	for _, id := range []string{"w1", "w2"} {
+	evs := run(t, s, "configure git")
+	var hints []string
+	for _, ev := range find(evs, EventError) {
+		if ev.Meta["code"] == "POLICY_HINT" {
+			hints = append(hints, ev.Error.Message)
+		}
+	}
+	if len(hints) != 2 {
+		t.Errorf("hints %q, want one per tool", hints)
+	}
+	for i, id := range []string{"w1", "w2"} {
 		msg, _ := toolOutput(t, b, id)["error"].(string)
-		for _, want := range []string{"requires user confirmation", "configures commands that run", "--approval-mode yolo"} {
-			if !strings.Contains(msg, want) {
-				t.Errorf("%s: the model read %q, want it to contain %q", id, msg, want)
+		if !strings.HasSuffix(msg, "requires user confirmation, which is not supported in non-interactive mode.") {
+			t.Errorf("%s: the model read %q, want gemini-cli's sentence alone", id, msg)
+		}
+		for _, want := range []string{"configures commands that run", "--approval-mode yolo"} {
+			if i < len(hints) && !strings.Contains(hints[i], want) {
+				t.Errorf("%s: the user read %q, want it to contain %q", id, hints[i], want)
 			}
 		}
 	}

@@ -244,8 +244,9 @@ func TestFallbackCarriesNewModelConfig(t *testing.T) {
 	srv := fakegemini.New(t)
 	srv.EnqueueFor("gemini-2.5-pro", fakegemini.RateLimitPerDay())
 	srv.EnqueueFor("gemini-2.5-flash", fakegemini.Text("ok"))
+	// Both read-only: the policy offers both in a run without a human.
 	lookup := &fakeTool{ToolName: "lookup", ToolKind: tools.KindRead}
-	shell := &fakeTool{ToolName: "shell", ToolKind: tools.KindExecute}
+	shell := &fakeTool{ToolName: "shell", ToolKind: tools.KindSearch}
 	settings := settingsWith("gemini-2.5-pro", func(s *config.Settings) {
 		silentChain(s)
 		budget := int32(1234)

@@ -35,6 +35,7 @@ type scheduledTool struct {
 	limit    *outputLimit
 	tel      *telemetry.Telemetry // nil: no telemetry
 	hooks    *hookbridge.Bridge   // nil: no hooks
+	excl     *toolExclusion       // nil: always declared
 }
 
 var _ tool.Tool = (*scheduledTool)(nil)
@@ -49,8 +50,13 @@ func (st *scheduledTool) IsLongRunning() bool { return false }
 // Declaration returns the tool's function declaration.
 func (st *scheduledTool) Declaration() *genai.FunctionDeclaration { return st.t.Declaration() }
 
-// ProcessRequest adds the tool to the request ADK is building.
+// ProcessRequest adds the tool to the request ADK is building, unless the
+// policy denies every call of it in the current mode (toolExclusion): then
+// the model is not offered it, and a call of it is one to an unknown tool.
 func (st *scheduledTool) ProcessRequest(_ agent.Context, req *model.LLMRequest) error {
+	if st.excl != nil && st.excl.excluded(st.t.Name()) {
+		return nil
+	}
 	return toolutils.PackTool(req, st)
 }
 
@@ -120,12 +126,13 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		if st.approver == nil {
 			// No decision was made: gemini-cli counts none either.
 			info.errType = tools.ErrPolicyViolation
-			return nil, needsConfirmation(st.t, args)
+			st.hint(ctx, ss, confirmationHint(st.t, args))
+			return nil, needsConfirmation(st.t)
 		}
 		req := ApprovalRequest{
 			CallID: callID, Tool: st.t.Name(), DisplayName: st.t.DisplayName(),
 			Description: st.t.Describe(args), Kind: st.t.Kind(), Args: args,
-			AlwaysHidden: st.policy.shared.hideAlways,
+			AlwaysHidden: st.policy.shared.alwaysHidden(), SaveHidden: !st.policy.shared.permanent,
 		}
 		if m, ok := st.t.(mcpTool); ok {
 			server, name, _ := m.MCP()
@@ -150,7 +157,8 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		if errors.Is(err, ErrNoHuman) {
 			// As without an approver: nobody decided.
 			info.errType = tools.ErrPolicyViolation
-			return nil, needsConfirmation(st.t, args)
+			st.hint(ctx, ss, confirmationHint(st.t, args))
+			return nil, needsConfirmation(st.t)
 		}
 		if err != nil {
 			info.errType = tools.ErrCancelled
@@ -173,8 +181,9 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		// statistics count none.
 		info.errType = tools.ErrPolicyViolation
 		if !interactive && defaultDenial(decided) {
-			// No rule of the user's denied it: say what would allow it.
-			denyMsg += " " + allowHint(st.t, args)
+			// No rule of the user's denied it: tell the user (not the
+			// model) what would allow it.
+			st.hint(ctx, ss, allowHint(st.t, args))
 		}
 		return nil, errors.New(denyMsg)
 	default:
@@ -221,6 +230,27 @@ func (st *scheduledTool) Run(ctx agent.Context, rawArgs any) (resp map[string]an
 		return nil, err
 	}
 	return map[string]any{"output": out}, nil
+}
+
+// hint tells the user what would allow a call the policy refused, once
+// per tool in a run: a warning event (run's [WARNING] line on stderr, a
+// warning line in stream-json, the terminal's notice), never the model's
+// function response, which keeps gemini-cli's text.
+func (st *scheduledTool) hint(ctx context.Context, ss *streamState, hint string) {
+	policyHint(ctx, ss, st.policy, st.t.Name(), hint)
+}
+
+// policyHint is scheduledTool.hint for the tool named tool.
+func policyHint(ctx context.Context, ss *streamState, p *Policy, tool, hint string) {
+	if hint == "" || !p.hintOnce(tool) {
+		return
+	}
+	msg := fmt.Sprintf("%s was refused: %s", tool, hint)
+	if ss != nil {
+		ss.Warn("POLICY_HINT", msg)
+		return
+	}
+	slog.Default().WarnContext(ctx, msg)
 }
 
 // always adds the rules of a human's "always" answer. proceed_always on a

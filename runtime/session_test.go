@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"github.com/agentry-dev/agentry/internal/modeltest"
 	"github.com/agentry-dev/agentry/runtime/llm"
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -398,18 +400,20 @@ func TestMaxTurns(t *testing.T) {
 
 func TestDeniedCallReachesModelAsError(t *testing.T) {
 	edit := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}
-	b := newScript(callTurn("", fc("w1", "write_file", map[string]any{"file_path": "a"})), textTurn("ok, I cannot"))
-	s := newTestSession(t, b, Config{Tools: []tools.Tool{edit}})
+	// An argsPattern deny rule keeps write_file offered: the call is
+	// decided, and denied with the rule's message.
+	p := engineFor(t, ApprovalDefault, "[[rule]]\ntoolName = \"write_file\"\nargsPattern = 'secret'\ndecision = \"deny\"\npriority = 10\ndenyMessage = \"No secrets.\"\n"+
+		"[[rule]]\ntoolName = \"write_file\"\ndecision = \"allow\"\npriority = 5\n")
+	b := newScript(callTurn("", fc("w1", "write_file", map[string]any{"file_path": "secret"})), textTurn("ok, I cannot"))
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{edit}, Policy: p})
 	evs := run(t, s, "write")
 	if edit.Calls() != 0 {
 		t.Fatal("a denied tool ran")
 	}
 	resp := find(evs, EventToolResponse)[0].ToolResponse
-	// gemini-cli's sentence (its default write.toml denies write_file
-	// in a run without a human), then what would allow the call. No one
-	// decided: gemini-cli's statistics count no decision for it.
-	wantMsg := `Tool execution denied by policy. ` +
-		`To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add "write_file" to tools.allowed in settings.json.`
+	// gemini-cli's sentence and the rule's message. No one decided:
+	// gemini-cli's statistics count no decision for it.
+	const wantMsg = `Tool execution denied by policy. No secrets.`
 	if !resp.IsError || resp.Content[0].Text != wantMsg || resp.Data["errorType"] != "policy_violation" || resp.Data["decision"] != nil {
 		t.Errorf("tool_response = %+v", resp)
 	}
@@ -419,6 +423,46 @@ func TestDeniedCallReachesModelAsError(t *testing.T) {
 	}
 	if last(evs).AgentEnd.Reason != EndCompleted {
 		t.Errorf("a denial does not end the run: %s", last(evs).AgentEnd.Reason)
+	}
+}
+
+// TestExcludedToolNotOffered: in a run without a human, the default policy
+// denies every write_file call, so the model is not offered write_file
+// (gemini-cli's getExcludedTools); a call of it gets gemini-cli's "not
+// found" with the offered tools as suggestions, and the user, once, what
+// would allow it.
+func TestExcludedToolNotOffered(t *testing.T) {
+	edit := &fakeTool{ToolName: "write_file", ToolKind: tools.KindEdit}
+	read := &fakeTool{ToolName: "read_file", ToolKind: tools.KindRead}
+	b := newScript(
+		callTurn("", fc("w1", "write_file", map[string]any{"file_path": "a"}), fc("w2", "write_file", map[string]any{"file_path": "b"})),
+		textTurn("ok, I cannot"))
+	s := newTestSession(t, b, Config{Tools: []tools.Tool{edit, read}})
+	evs := run(t, s, "write")
+	if edit.Calls() != 0 {
+		t.Fatal("an excluded tool ran")
+	}
+	for i, req := range b.Requests() {
+		if got := declaredNames(req); !slices.Equal(got, []string{"read_file"}) {
+			t.Errorf("request %d declares %q, want only read_file", i, got)
+		}
+	}
+	const wantMsg = `Tool "write_file" not found. Did you mean "read_file"?`
+	for _, ev := range find(evs, EventToolResponse) {
+		resp := ev.ToolResponse
+		if !resp.IsError || resp.Content[0].Text != wantMsg || resp.Data["errorType"] != "tool_not_registered" {
+			t.Errorf("tool_response = %+v", resp)
+		}
+	}
+	var hints []string
+	for _, ev := range find(evs, EventError) {
+		if ev.Meta["code"] == "POLICY_HINT" {
+			hints = append(hints, ev.Error.Message)
+		}
+	}
+	const wantHint = `write_file was refused: To allow it, run with --allowed-tools write_file or --approval-mode auto_edit, or add "write_file" to tools.allowed in settings.json.`
+	if len(hints) != 1 || hints[0] != wantHint {
+		t.Errorf("hints %q, want once %q", hints, wantHint)
 	}
 }
 
@@ -546,4 +590,18 @@ func TestCloseAbortsAndRejects(t *testing.T) {
 	if _, err := s.Send(t.Context(), TextMessage("after")); !errors.Is(err, ErrClosed) {
 		t.Errorf("Send after Close: %v", err)
 	}
+}
+
+// declaredNames are the function declarations' names of a request.
+func declaredNames(r modeltest.Request) []string {
+	var names []string
+	if r.Config == nil {
+		return nil
+	}
+	for _, t := range r.Config.Tools {
+		for _, d := range t.FunctionDeclarations {
+			names = append(names, d.Name)
+		}
+	}
+	return names
 }

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentry-dev/agentry/internal/modeltest"
 	"github.com/agentry-dev/agentry/tools"
 )
 
@@ -35,19 +34,6 @@ func (f *fakeSource) set(ts ...tools.Tool) {
 	f.tools = ts
 	f.mu.Unlock()
 	f.version.Add(1)
-}
-
-func declaredNames(r modeltest.Request) []string {
-	var out []string
-	if r.Config == nil {
-		return nil
-	}
-	for _, tl := range r.Config.Tools {
-		for _, d := range tl.FunctionDeclarations {
-			out = append(out, d.Name)
-		}
-	}
-	return out
 }
 
 func toolNames(s *Session) []string {

@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/adk/v2/agent"
 	"google.golang.org/adk/v2/model"
-	"google.golang.org/adk/v2/tool/toolutils"
 
 	"github.com/agentry-dev/agentry/tools"
 )
@@ -115,9 +114,10 @@ func (t *toolTable) rebuild(prev *toolSnap, v uint64, ts []tools.Tool) *toolSnap
 type toolsProcessor struct{ t *toolTable }
 
 // ProcessRequest adds the current dynamic tools to req.
-func (p toolsProcessor) ProcessRequest(_ agent.Context, req *model.LLMRequest) error {
+func (p toolsProcessor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error {
 	for _, st := range p.t.current().dynamic {
-		if err := toolutils.PackTool(req, st); err != nil {
+		// The tool's own ProcessRequest leaves out what the policy denies.
+		if err := st.ProcessRequest(ctx, req); err != nil {
 			return err
 		}
 	}

@@ -234,7 +234,7 @@ const InvokeAgentToolName = "invoke_agent"
 var _ runtime.AgentLister = (*subagentTool)(nil)
 
 func (t *subagentTool) Name() string                            { return InvokeAgentToolName }
-func (t *subagentTool) DisplayName() string                     { return "Invoke Agent" }
+func (t *subagentTool) DisplayName() string                     { return "Invoke Subagent" }
 func (t *subagentTool) Kind() tools.Kind                        { return tools.KindAgent }
 func (t *subagentTool) Declaration() *genai.FunctionDeclaration { return t.decl }
 func (t *subagentTool) Describe(args map[string]any) string {

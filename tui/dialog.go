@@ -75,7 +75,9 @@ type editorDoneMsg struct {
 // options are the dialog's answers for a request, gemini-cli's: the
 // "always" answers ("for this session", and "for all future sessions",
 // which saves a policy rule) are left out when the request hides them
-// (security.disableAlwaysAllow).
+// (security.disableAlwaysAllow or an untrusted workspace), the "future
+// sessions" one also without security.enablePermanentToolApproval
+// (runtime.ApprovalRequest.Offered).
 func (m *model) options(req runtime.ApprovalRequest) []dialogOption {
 	once := dialogOption{label: "Allow once", outcome: runtime.ProceedOnce}
 	always := dialogOption{label: "Allow for this session", outcome: runtime.ProceedAlways}
@@ -105,15 +107,7 @@ func (m *model) options(req runtime.ApprovalRequest) []dialogOption {
 	default:
 		opts = []dialogOption{once, always, save}
 	}
-	if req.AlwaysHidden {
-		opts = slices.DeleteFunc(opts, func(o dialogOption) bool {
-			switch o.outcome {
-			case runtime.ProceedAlways, runtime.ProceedAlwaysTool, runtime.ProceedAlwaysServer, runtime.ProceedAlwaysAndSave:
-				return true
-			}
-			return false
-		})
-	}
+	opts = slices.DeleteFunc(opts, func(o dialogOption) bool { return !o.modify && !req.Offered(o.outcome) })
 	return append(opts, cancel)
 }
 

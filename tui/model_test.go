@@ -866,6 +866,12 @@ func TestDialogAnswers(t *testing.T) {
 	// security.disableAlwaysAllow: Allow once, then No.
 	hidden := execReq
 	hidden.AlwaysHidden = true
+	// Without security.enablePermanentToolApproval: Allow once, for this
+	// session, then No.
+	noSave := execReq
+	noSave.SaveHidden = true
+	noSaveMCP := mcpReq
+	noSaveMCP.SaveHidden = true
 	for _, tc := range []struct {
 		name string
 		req  runtime.ApprovalRequest
@@ -884,6 +890,8 @@ func TestDialogAnswers(t *testing.T) {
 		{"mcp server", mcpReq, []tea.KeyPressMsg{runeKey('3')}, runtime.ProceedAlwaysServer},
 		{"mcp save", mcpReq, []tea.KeyPressMsg{runeKey('4')}, runtime.ProceedAlwaysAndSave},
 		{"always hidden", hidden, []tea.KeyPressMsg{runeKey('2')}, runtime.Cancel},
+		{"save hidden", noSave, []tea.KeyPressMsg{runeKey('3')}, runtime.Cancel},
+		{"save hidden mcp", noSaveMCP, []tea.KeyPressMsg{runeKey('4')}, runtime.Cancel},
 		{"out of range number", execReq, []tea.KeyPressMsg{runeKey('9'), keyEnter}, runtime.ProceedOnce},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,12 +21,16 @@ func ApprovalRequest(tc devtool.ToolCall) runtime.ApprovalRequest {
 		req.Args = map[string]any{}
 	}
 	cr := tc.ConfirmationRequest
-	if cr != nil && len(cr.Options) > 0 && !slices.ContainsFunc(cr.Options, func(o devtool.ConfirmationOption) bool {
-		return o.ID == devtool.OptionProceedAlways || o.ID == devtool.OptionProceedAlwaysAndSave
-	}) {
-		// The server offers no "always" answer (its
-		// security.disableAlwaysAllow): neither does the terminal.
-		req.AlwaysHidden = true
+	if cr != nil && len(cr.Options) > 0 {
+		// The terminal offers what the server does: no "always" answer
+		// when the server hides them (its security.disableAlwaysAllow, an
+		// untrusted workspace), no save answer without its
+		// security.enablePermanentToolApproval.
+		offers := func(id string) bool {
+			return slices.ContainsFunc(cr.Options, func(o devtool.ConfirmationOption) bool { return o.ID == id })
+		}
+		req.AlwaysHidden = !offers(devtool.OptionProceedAlways) && !offers(devtool.OptionProceedAlwaysAndSave)
+		req.SaveHidden = !offers(devtool.OptionProceedAlwaysAndSave)
 	}
 	switch {
 	case cr == nil:

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/adk/v2/model"
 	"google.golang.org/adk/v2/plugin"
 	"google.golang.org/adk/v2/tool"
+	"google.golang.org/genai"
 
 	"github.com/agentry-dev/agentry/runtime/handle"
 )
@@ -35,17 +36,20 @@ type Config struct {
 	// Tools are the names of the session's tools, in the order they were
 	// given (the order that breaks ties between suggestions).
 	Tools []string
-	// Names, when set, returns the session's current tool names instead
-	// of Tools, for a session whose tools change.
-	Names func() []string
+	// Active, when set, returns the names of the tools the session offers
+	// the model now, in the same order (the policy may leave some of Tools
+	// out): a call to any other is one to an unknown tool, and only these
+	// are suggested. Nil: all of Tools.
+	Active func() []string
 	// Unregistered, when set, is told of every call to a tool the session
-	// lacks, by function call id, before the model gets its error.
-	Unregistered func(ctx context.Context, callID string)
+	// lacks (or does not offer now), by function call id, with the name
+	// and arguments the model gave, before the model gets its error.
+	Unregistered func(ctx context.Context, callID, name string, args map[string]any)
 }
 
 // New returns the plugin.
 func New(cfg Config) (*plugin.Plugin, error) {
-	g := &guard{tools: slices.Clone(cfg.Tools), names: cfg.Names, unregistered: cfg.Unregistered}
+	g := &guard{tools: slices.Clone(cfg.Tools), active: cfg.Active, unregistered: cfg.Unregistered}
 	return plugin.New(plugin.Config{
 		Name:                Name,
 		BeforeModelCallback: g.beforeModel,
@@ -76,8 +80,14 @@ func Turns(s handle.Stream) int { return int(counterOf(s).n.Load()) }
 
 type guard struct {
 	tools        []string
-	names        func() []string
-	unregistered func(ctx context.Context, callID string)
+	active       func() []string
+	unregistered func(ctx context.Context, callID, name string, args map[string]any)
+}
+
+// declared is implemented by the session's real tools; ADK's stand-in for
+// an unknown tool lacks it.
+type declared interface {
+	Declaration() *genai.FunctionDeclaration
 }
 
 // beforeModel counts the stream's model calls and stops the stream at its
@@ -99,16 +109,16 @@ func (g *guard) beforeModel(ctx agent.Context, _ *model.LLMRequest) (*model.LLMR
 // onToolError is an ADK OnToolErrorCallback. ADK calls it with a stand-in
 // tool when the model names one the agent lacks; errors of real tools
 // pass through.
-func (g *guard) onToolError(ctx agent.Context, t tool.Tool, _ map[string]any, _ error) (map[string]any, error) {
+func (g *guard) onToolError(ctx agent.Context, t tool.Tool, args map[string]any, _ error) (map[string]any, error) {
 	names := g.tools
-	if g.names != nil {
-		names = g.names()
+	if g.active != nil {
+		names = g.active()
 	}
-	if slices.Contains(names, t.Name()) {
+	if _, real := t.(declared); real || slices.Contains(names, t.Name()) {
 		return nil, nil
 	}
 	if g.unregistered != nil {
-		g.unregistered(ctx, ctx.FunctionCallID())
+		g.unregistered(ctx, ctx.FunctionCallID(), t.Name(), args)
 	}
 	return nil, errors.New(`Tool "` + t.Name() + `" not found.` + toolSuggestion(t.Name(), names))
 }
