@@ -95,8 +95,10 @@ func TestA2ACommand(t *testing.T) {
 			wantStderr(t, r, "agentry over "+via+"\n")
 			wantStderr(t, r,
 				"? run_shell_command needs your approval\n  command: echo a2a-ok > proof.txt\n  in: "+e.ws+"\n",
-				"  y) Allow once\n", "  a) Allow always", "  n) Reject",
-				"Answer [y/a/s/n]: y\n",
+				// The served workspace is untrusted: no "always" answer
+				// is offered there.
+				"  y) Allow once\n", "  n) Reject",
+				"Answer [y/n]: y\n",
 				"▸ run_shell_command: echo a2a-ok > proof.txt\n✓ run_shell_command\n")
 			if e.proof() != "a2a-ok\n" {
 				t.Errorf("proof.txt = %q: the confirmed command did not run", e.proof())
@@ -266,7 +268,7 @@ func TestA2ACommandReattach(t *testing.T) {
 			if r.code != 0 || r.stdout != "Done.\n" {
 				t.Fatalf("exit %d, stdout %q; stderr:\n%s\nserver:\n%s", r.code, r.stdout, r.stderr, srv.errText())
 			}
-			wantStderr(t, r, "? run_shell_command needs your approval\n  command: echo a2a-ok > proof.txt\n", "Answer [y/a/s/n]: y\n",
+			wantStderr(t, r, "? run_shell_command needs your approval\n  command: echo a2a-ok > proof.txt\n", "Answer [y/n]: y\n",
 				"✓ run_shell_command\n", ", task "+task+").")
 			if e.proof() != "a2a-ok\n" {
 				t.Errorf("proof.txt = %q", e.proof())
@@ -513,7 +515,7 @@ func TestA2ALiveReplayTwoConfirmations(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q; stderr:\n%s\nserver:\n%s", r.code, r.stdout, r.stderr, srv.errText())
 	}
 	wantStderr(t, r, "SendLiveMessage", "command: echo one > proof.txt", "command: echo two >> proof.txt", "Task completed")
-	if n := strings.Count(r.stderr, "Answer [y/a/s/n]: y"); n != 2 {
+	if n := strings.Count(r.stderr, "Answer [y/n]: y"); n != 2 {
 		t.Errorf("%d answers asked, want 2:\n%s", n, r.stderr)
 	}
 	if got := e.proof(); got != "one\ntwo\n" {

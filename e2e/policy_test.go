@@ -111,8 +111,9 @@ func TestAlwaysAndSaveInTheTerminal(t *testing.T) {
 }
 
 // TestUntrustedWorkspacePolicies: a workspace's .gemini/policies allowing
-// the shell is ignored while the workspace is untrusted (gemini-cli's
-// denial, and a warning naming the directory); trusted, it applies.
+// the shell is ignored while the workspace is untrusted (the shell stays
+// out of the model's tools, and a warning names the directory); trusted,
+// it applies.
 func TestUntrustedWorkspacePolicies(t *testing.T) {
 	e := policyEnv(t)
 	e.writeFile(".gemini/policies/x.toml", "[[rule]]\ntoolName = \"run_shell_command\"\ndecision = \"allow\"\npriority = 100\n")
@@ -121,8 +122,10 @@ func TestUntrustedWorkspacePolicies(t *testing.T) {
 		[]map[string]any{text("done")},
 	)
 	r, results := e.toolResults(replay)
-	if msg := errorMessage(results[0]); !strings.HasPrefix(msg, "Tool execution denied by policy.") {
-		t.Errorf("untrusted: tool result %v, want gemini-cli's denial", results[0])
+	// Headless, the defaults deny the shell outright: as in gemini-cli it
+	// is not even offered, and the call is one to an unknown tool.
+	if msg := errorMessage(results[0]); !strings.HasPrefix(msg, `Tool "run_shell_command" not found.`) {
+		t.Errorf("untrusted: tool result %v, want gemini-cli's not-found for a tool the policy leaves out", results[0])
 	}
 	dir := filepath.Join(e.ws, ".gemini", "policies")
 	// stream-json carries warnings as its error lines.
