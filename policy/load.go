@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -80,15 +81,15 @@ func LoadPaths(paths []string, tier Tier) ([]Rule, []error) {
 			continue
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, err := readPolicyFile(f.path, f.fromDir)
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
-					errs = append(errs, &FileError{Path: f, Tier: tier, RuleIndex: -1, Kind: "file_read",
+					errs = append(errs, &FileError{Path: f.path, Tier: tier, RuleIndex: -1, Kind: "file_read",
 						Message: "Failed to read policy file", Details: err.Error()})
 				}
 				continue
 			}
-			r, e := Parse(data, tier, f)
+			r, e := Parse(data, tier, f.path)
 			rules = append(rules, r...)
 			errs = append(errs, e...)
 		}
@@ -96,7 +97,54 @@ func LoadPaths(paths []string, tier Tier) ([]Rule, []error) {
 	return rules, errs
 }
 
-func policyFiles(p string) ([]string, error) {
+// MaxFileSize is the largest policy file read; a larger one is an error
+// of that file (a policy is a few kilobytes).
+const MaxFileSize = 1 << 20
+
+// errNotRegular reports a policy file that became something else than a
+// regular file between listing and opening.
+var errNotRegular = errors.New("not a regular file")
+
+// readPolicyFile reads one policy file: a regular file only, never waiting
+// on a FIFO, at most MaxFileSize bytes; one found in a directory listing
+// is not followed if it became a symbolic link since.
+func readPolicyFile(path string, fromDir bool) ([]byte, error) {
+	flags := os.O_RDONLY | openNonBlock
+	if fromDir {
+		flags |= openNoFollow
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	if st.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%d bytes, more than the %d a policy file may have", st.Size(), MaxFileSize)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("more than the %d bytes a policy file may have", MaxFileSize)
+	}
+	return data, nil
+}
+
+// policyFile is one file LoadPaths reads.
+type policyFile struct {
+	path    string
+	fromDir bool // found in a directory listing
+}
+
+func policyFiles(p string) ([]policyFile, error) {
 	st, err := os.Stat(p)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -109,16 +157,16 @@ func policyFiles(p string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
+		var out []policyFile
 		for _, e := range ents {
 			if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".toml") {
-				out = append(out, filepath.Join(p, e.Name()))
+				out = append(out, policyFile{path: filepath.Join(p, e.Name()), fromDir: true})
 			}
 		}
 		return out, nil
 	}
 	if st.Mode().IsRegular() && strings.HasSuffix(p, ".toml") {
-		return []string{p}, nil
+		return []policyFile{{path: p}}, nil
 	}
 	return nil, nil
 }

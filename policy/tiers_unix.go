@@ -21,3 +21,11 @@ func unixMode(st fs.FileInfo) uint32 {
 	}
 	return uint32(st.Mode().Perm())
 }
+
+// openNoFollow and openNonBlock are the open flags of a policy file read
+// from a directory: a symbolic link swapped in is refused, and a FIFO
+// swapped in is not waited on.
+const (
+	openNoFollow = syscall.O_NOFOLLOW
+	openNonBlock = syscall.O_NONBLOCK
+)
