@@ -33,7 +33,9 @@ type LoadOptions struct {
 	// "model.name". Only flags set on the command line override. A flag
 	// for context.includeDirectories adds to the merged list instead of
 	// replacing it; one for tools.allowed replaces it and sets
-	// Settings.AllowedToolsFlag. security.* keys cannot be mapped.
+	// Settings.AllowedToolsFlag; one for mcp.allowed replaces it and
+	// clears mcp.excluded, as gemini-cli's --allowed-mcp-server-names
+	// does. security.* keys cannot be mapped.
 	FlagKeys map[string]string
 	// TrustWorkspace is --trust-workspace: trust the workspace for this run.
 	TrustWorkspace bool
@@ -178,6 +180,15 @@ func Load(opts LoadOptions) (*Settings, error) {
 	if f, ok := extra["tools.allowed"]; ok {
 		// gemini-cli's --allowed-tools replaces tools.allowed.
 		out.Tools.Allowed, out.AllowedToolsFlag = union([]string{}, f.values), true
+	}
+	if opts.Flags != nil {
+		for name, key := range opts.FlagKeys {
+			if key == "mcp.allowed" && opts.Flags.Changed(name) {
+				// gemini-cli's --allowed-mcp-server-names replaces
+				// mcp.allowed and leaves no server excluded.
+				out.MCP.Excluded = nil
+			}
+		}
 	}
 	if dir, ok := lookup(AdminPolicyDirEnv); ok && dir != "" {
 		out.adminPolicyDir = expandHome(dir, userHome)

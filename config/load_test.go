@@ -134,7 +134,8 @@ func TestPrecedence(t *testing.T) {
 		},
 		{
 			// --policy and --allowed-mcp-server-names replace their
-			// settings, as in gemini-cli; paths become absolute.
+			// settings, as in gemini-cli (the latter also clears
+			// mcp.excluded); paths become absolute.
 			name: "policy flags replace", user: `{"policyPaths": ["~/p1"], "mcp": {"allowed": ["a"], "excluded": ["x"]}, "tools": {"core": ["read_file"], "confirmationRequired": ["glob"]}}`,
 			args:  []string{"--policy=/abs/one.toml,rel", "--policy=~/two", "--allowed-mcp-server-names=gh"},
 			model: config.DefaultModel, turns: -1,
@@ -144,11 +145,20 @@ func TestPrecedence(t *testing.T) {
 				if want := []string{"/abs/one.toml", filepath.Join(cwd, "rel"), filepath.Join(home, "two")}; !slices.Equal(s.PolicyPaths, want) {
 					t.Errorf("policyPaths = %q, want %q", s.PolicyPaths, want)
 				}
-				if !slices.Equal(s.MCP.Allowed, []string{"gh"}) || !slices.Equal(s.MCP.Excluded, []string{"x"}) {
+				if !slices.Equal(s.MCP.Allowed, []string{"gh"}) || len(s.MCP.Excluded) != 0 {
 					t.Errorf("mcp = %+v", s.MCP)
 				}
 				if !slices.Equal(s.Tools.Core, []string{"read_file"}) || !slices.Equal(s.Tools.ConfirmationRequired, []string{"glob"}) {
 					t.Errorf("tools = %+v", s.Tools)
+				}
+			},
+		},
+		{
+			name: "mcp.excluded without the flag", user: `{"mcp": {"allowed": ["a"], "excluded": ["x"]}}`,
+			model: config.DefaultModel, turns: -1,
+			extra: func(t *testing.T, s *config.Settings) {
+				if !slices.Equal(s.MCP.Allowed, []string{"a"}) || !slices.Equal(s.MCP.Excluded, []string{"x"}) {
+					t.Errorf("mcp = %+v, want the settings' lists", s.MCP)
 				}
 			},
 		},
