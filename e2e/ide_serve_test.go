@@ -181,4 +181,6 @@ func TestServeIDECompanionStartedLater(t *testing.T) {
 		b, _ := os.ReadFile(notes)
 		return string(b) == "from the editor\n"
 	})
+	// The model's answer after the edit is asked for before the test ends.
+	proctest.Eventually(t, "the model's answer after the edit", func() bool { return len(fake.Requests()) >= 3 })
 }

@@ -418,10 +418,18 @@ func (tm *Term) Exited() (Exit, bool) {
 	}
 	if f[1] == "" && f[2] == "" {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", tm.pid)); err != nil {
-			// Reaped without a status: a signal, on a tmux older than
-			// 3.3, which has no pane_dead_signal.
-			return Exit{Code: -1}, true
+			// Reaped: tmux may have done so after the status above was
+			// read, so read it again. Still without a status, it is a
+			// signal on a tmux older than 3.3, which has no
+			// pane_dead_signal.
+			again := strings.Split(strings.TrimSpace(tm.must("display-message", "-p", "-t", tm.pane, "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}")), ":")
+			if len(again) != 3 || again[1] == "" && again[2] == "" {
+				return Exit{Code: -1}, true
+			}
+			f = again
 		}
+	}
+	if f[1] == "" && f[2] == "" {
 		// tmux marks the pane dead when its terminal closes, which can be
 		// before it has reaped the process: until then neither the status
 		// nor the signal is known, and the command has not ended as far
