@@ -63,6 +63,7 @@ type AuthRequiredError struct {
 	InsufficientScope bool
 }
 
+// Error names the server and the command that authorizes it.
 func (e *AuthRequiredError) Error() string {
 	if e.InsufficientScope {
 		return fmt.Sprintf("mcp server %q needs a token with more OAuth scopes; run \"agentry mcp auth %s\" to authorize again", e.Server, e.Server)

@@ -247,21 +247,9 @@ func (e *Engine) Check(c Call) Result {
 		workspace:   c.Workspace,
 		parsers:     &e.parsers,
 	}
-	switch x.mode {
-	case "":
-		x.mode = ModeDefault
-	case "auto_edit":
-		x.mode = ModeAutoEdit
-	}
+	x.mode = normalMode(x.mode)
 	x.modeBit = modeBit(x.mode)
-	name := c.Tool
-	if c.Server != "" {
-		t := c.ServerTool
-		if t == "" {
-			t = c.Tool
-		}
-		name = mcpToolPrefix + c.Server + "_" + t
-	}
+	name := callName(c.Tool, c.Server, c.ServerTool)
 	if x.server == "" {
 		if s, ok := c.Annotations["_serverName"].(string); ok {
 			x.server = s
@@ -729,4 +717,28 @@ func isBuildFile(p, workspace string) bool {
 		return true
 	}
 	return false
+}
+
+// normalMode is m with "" read as the default mode and the CLI's
+// "auto_edit" as autoEdit.
+func normalMode(m Mode) Mode {
+	switch m {
+	case "":
+		return ModeDefault
+	case "auto_edit":
+		return ModeAutoEdit
+	}
+	return m
+}
+
+// callName is the name a call of tool is matched under: an MCP tool's full
+// mcp_<server>_<tool> name whatever it was declared to the model as.
+func callName(tool, server, serverTool string) string {
+	if server == "" {
+		return tool
+	}
+	if serverTool == "" {
+		serverTool = tool
+	}
+	return mcpToolPrefix + server + "_" + serverTool
 }

@@ -33,21 +33,9 @@ func (e *Engine) Excluded(t Tool, mode Mode, interactive bool) bool {
 		server:      t.Server,
 		annotations: t.Annotations,
 	}
-	switch x.mode {
-	case "":
-		x.mode = ModeDefault
-	case "auto_edit":
-		x.mode = ModeAutoEdit
-	}
+	x.mode = normalMode(x.mode)
 	x.modeBit = modeBit(x.mode)
-	name := t.Name
-	if t.Server != "" {
-		st := t.ServerTool
-		if st == "" {
-			st = t.Name
-		}
-		name = formatMCPToolName(t.Server, st)
-	}
+	name := callName(t.Name, t.Server, t.ServerTool)
 	names := []string{name}
 	for i := range x.rules {
 		c := &x.rules[i]
