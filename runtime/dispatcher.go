@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,6 +71,10 @@ type Dispatcher struct {
 
 	mu    sync.RWMutex
 	model string
+
+	// held are the contents of the chat request under way, kept out of
+	// ADK's request log (heldContents); nil outside a session.
+	held *heldContents
 }
 
 // DispatcherConfig configures a Dispatcher.
@@ -166,6 +171,9 @@ func (d *Dispatcher) reportedModel(ctx context.Context) (string, error) {
 // GenerateContent implements model.LLM for the session's chat calls.
 func (d *Dispatcher) GenerateContent(ctx context.Context, req *model.LLMRequest, stream bool) iter.Seq2[*model.LLMResponse, error] {
 	return func(yield func(*model.LLMResponse, error) bool) {
+		if d.held != nil {
+			d.held.restore(req)
+		}
 		if req.Model == "" {
 			req.Model = d.Model()
 		}
@@ -631,31 +639,14 @@ func (d *Dispatcher) emitCustom(ss *streamState, kind string, data map[string]an
 	ss.session.emit(ss.stream, Event{Type: EventCustom, Custom: &Custom{Kind: kind, Data: data}})
 }
 
-// cloneRequest copies contents and cfg down to the parts, so that an
-// attempt cannot change the next one's request. Part payloads are shared:
-// no backend writes into them.
+// cloneRequest copies the contents list and cfg, so that an attempt cannot
+// change the next one's request by changing the list (setting, appending or
+// reordering contents) or the configuration. The contents themselves are
+// shared: they are the session's history, handed to every request, and a
+// backend does not modify them (llm.Backend's contract; a retry nudge
+// copies the content it extends).
 func cloneRequest(contents []*genai.Content, cfg *genai.GenerateContentConfig) ([]*genai.Content, *genai.GenerateContentConfig) {
-	// Three allocations whatever the history's length: the pointers, the
-	// contents and one backing array shared by every parts slice.
-	n := 0
-	for _, c := range contents {
-		if c != nil {
-			n += len(c.Parts)
-		}
-	}
-	out := make([]*genai.Content, len(contents))
-	cs := make([]genai.Content, len(contents))
-	parts := make([]*genai.Part, 0, n)
-	for i, c := range contents {
-		if c == nil {
-			continue
-		}
-		cs[i] = *c
-		start := len(parts)
-		parts = append(parts, c.Parts...)
-		cs[i].Parts = parts[start:len(parts):len(parts)]
-		out[i] = &cs[i]
-	}
+	out := slices.Clone(contents)
 	if cfg == nil {
 		return out, nil
 	}

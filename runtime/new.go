@@ -174,6 +174,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		Resolver: cfg.Resolver, Model: cfg.Model, Routing: cfg.Routing, Retry: cfg.Retry, Logger: cfg.Logger,
 		Telemetry: cfg.Telemetry,
 	})
+	dispatch.held = newHeldContents()
 	if cfg.Routing != nil {
 		// The classifiers' utility calls go through this session's
 		// dispatcher, which only exists once the routing service does.
@@ -228,6 +229,8 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 		InstructionProvider: func(agent.ReadonlyContext) (string, error) { return instruction, nil },
 		Tools:               adkTools,
 		IncludeContents:     llmagent.IncludeContentsNone,
+		// Last, after every plugin's callback.
+		BeforeModelCallbacks: []llmagent.BeforeModelCallback{dispatch.held.callback},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("runtime: create agent: %w", err)
@@ -297,7 +300,7 @@ func New(ctx context.Context, cfg Config) (*Session, error) {
 	}
 	plugins := orderPlugins(own, cfg.Plugins)
 	r, err := runner.New(runner.Config{
-		AppName: sc.appName, Agent: ag, SessionService: svc,
+		AppName: sc.appName, Agent: ag, SessionService: newADKView(svc),
 		PluginConfig: runner.PluginConfig{Plugins: plugins}, AutoCreateSession: true,
 	})
 	if err != nil {

@@ -496,8 +496,10 @@ func TestAbortDuringRetrySleep(t *testing.T) {
 	}
 }
 
-// mutatingBackend changes the request it is given and fails, once: the
-// retry must still send the original request.
+// mutatingBackend changes the request's list of contents and its
+// configuration (what llm.Backend's contract leaves a backend free to hold
+// but not to change) and fails, once: the retry must still send the
+// original request.
 type mutatingBackend struct {
 	calls atomic.Int32
 	seen  []string
@@ -512,7 +514,7 @@ func (m *mutatingBackend) GenerateContentStream(_ context.Context, _ string, con
 		last := contents[len(contents)-1]
 		m.seen = append(m.seen, last.Parts[0].Text)
 		if m.calls.Add(1) == 1 {
-			last.Parts[0] = genai.NewPartFromText("MUTATED")
+			contents[len(contents)-1] = genai.NewContentFromText("MUTATED", genai.RoleUser)
 			contents[0] = nil
 			cfg.SystemInstruction = nil
 			yield(nil, genai.APIError{Code: 503, Status: "UNAVAILABLE", Message: "overloaded"})

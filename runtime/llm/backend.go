@@ -18,7 +18,9 @@ import (
 // and final responses happens once, above the backend.
 //
 // A Backend must not mutate contents or cfg: the dispatcher may hand the same
-// request to another backend after a failure.
+// request to another backend after a failure, and the contents are the
+// session's history, shared by every request. A backend that needs them
+// changed copies what it changes.
 type Backend interface {
 	// GenerateContent returns one complete response.
 	GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error)

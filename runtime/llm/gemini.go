@@ -88,12 +88,26 @@ func NewGemini(ctx context.Context, cfg GeminiConfig) (*Gemini, error) {
 
 // GenerateContent implements Backend.
 func (g *Gemini) GenerateContent(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) (*genai.GenerateContentResponse, error) {
-	return g.client.Models.GenerateContent(ctx, model, contents, cfg)
+	return g.client.Models.GenerateContent(ctx, model, contents, withInstructionRole(cfg))
 }
 
 // GenerateContentStream implements Backend.
 func (g *Gemini) GenerateContentStream(ctx context.Context, model string, contents []*genai.Content, cfg *genai.GenerateContentConfig) iter.Seq2[*genai.GenerateContentResponse, error] {
-	return g.client.Models.GenerateContentStream(ctx, model, contents, cfg)
+	return g.client.Models.GenerateContentStream(ctx, model, contents, withInstructionRole(cfg))
+}
+
+// withInstructionRole is cfg with its system instruction's role set, as
+// the genai client sets it, on a copy: the client would write the role
+// into the caller's instruction, which Backend's contract keeps unchanged.
+func withInstructionRole(cfg *genai.GenerateContentConfig) *genai.GenerateContentConfig {
+	if cfg == nil || cfg.SystemInstruction == nil || cfg.SystemInstruction.Role != "" {
+		return cfg
+	}
+	cc := *cfg
+	si := *cfg.SystemInstruction
+	si.Role = genai.RoleUser
+	cc.SystemInstruction = &si
+	return &cc
 }
 
 // CountTokens implements Backend.
