@@ -185,49 +185,77 @@ func (m *Masker) plan(history []*genai.Content) []candidate {
 	defer m.memoMu.Unlock()
 	// The responses this plan meets become the memo; those of the plan
 	// before it that this one did not meet are forgotten with prev.
-	m.prev, m.memo = m.memo, make(map[*genai.FunctionResponse]measure, len(m.memo))
+	// The two maps are reused, turn after turn.
+	m.prev, m.memo = m.memo, m.prev
+	if m.memo == nil {
+		m.memo = make(map[*genai.FunctionResponse]measure, len(m.prev))
+	}
+	clear(m.memo)
 	start := len(history) - 1
 	if m.protectLatest {
 		start--
 	}
+	// A first pass adds up; the candidates are collected in a second one,
+	// from the first prunable response on, only when there are enough of
+	// them: most calls mask nothing and allocate nothing.
 	var (
 		cumulative, prunable int
 		crossed              bool
-		out                  []candidate
+		fromI, fromJ         int
 	)
-	for i := start; i >= 0; i-- {
-		c := history[i]
-		if c == nil {
-			continue
-		}
-		for j := len(c.Parts) - 1; j >= 0; j-- {
-			p := c.Parts[j]
-			if p == nil || p.FunctionResponse == nil {
+	each := func(i0, j0 int, f func(p *genai.Part, tokens int) bool) {
+		for i := i0; i >= 0; i-- {
+			c := history[i]
+			if c == nil {
 				continue
 			}
-			fr := p.FunctionResponse
-			if fr.Name != "" && m.exempt[fr.Name] {
-				continue
+			j := len(c.Parts) - 1
+			if i == i0 && j0 >= 0 {
+				j = j0
 			}
-			ms := m.measureOf(p, fr)
-			if ms.masked {
-				continue
-			}
-			tokens := ms.tokens
-			if !crossed {
-				cumulative += tokens
-				if cumulative <= m.protect {
+			for ; j >= 0; j-- {
+				p := c.Parts[j]
+				if p == nil || p.FunctionResponse == nil {
 					continue
 				}
-				crossed = true
+				fr := p.FunctionResponse
+				if fr.Name != "" && m.exempt[fr.Name] {
+					continue
+				}
+				ms := m.measureOf(p, fr)
+				if ms.masked {
+					continue
+				}
+				if !f(p, ms.tokens) {
+					fromI, fromJ = i, j
+					return
+				}
 			}
-			prunable += tokens
-			out = append(out, candidate{part: p, tokens: tokens})
 		}
 	}
+	each(start, -1, func(_ *genai.Part, tokens int) bool {
+		cumulative += tokens
+		if cumulative <= m.protect {
+			return true
+		}
+		crossed = true
+		return false
+	})
+	if !crossed {
+		return nil
+	}
+	each(fromI, fromJ, func(_ *genai.Part, tokens int) bool {
+		prunable += tokens
+		return true
+	})
 	if prunable < m.minPrunable {
 		return nil
 	}
+	var out []candidate
+	each(fromI, fromJ, func(p *genai.Part, tokens int) bool {
+		out = append(out, candidate{part: p, tokens: tokens})
+		return true
+	})
 	return out
 }
 

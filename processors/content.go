@@ -87,9 +87,20 @@ func (c *Content) ProcessRequest(ctx agent.Context, req *model.LLMRequest) error
 			prefix = append(prefix, &genai.Content{Role: genai.RoleUser, Parts: parts})
 		}
 	}
+	// The request's contents are its own (the conversation processor
+	// builds a list for each request, with room for the prefix at its end):
+	// the prefix goes in front in place when the list has that room.
 	history := curateHistory(req.Contents)
-	contents := make([]*genai.Content, 0, len(prefix)+len(history))
-	req.Contents = coalesceRoles(append(append(contents, prefix...), history...))
+	var contents []*genai.Content
+	if n, k := len(history), len(prefix); cap(history)-n >= k {
+		contents = history[:n+k]
+		copy(contents[k:], history)
+		copy(contents, prefix)
+	} else {
+		contents = make([]*genai.Content, 0, k+n)
+		contents = append(append(contents, prefix...), history...)
+	}
+	req.Contents = coalesceRoles(contents)
 	c.mu.Lock()
 	g := c.cfg.Memory.Global
 	c.mu.Unlock()

@@ -6,6 +6,7 @@ package conversation
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sync"
 
 	"google.golang.org/adk/v2/agent"
@@ -80,10 +81,6 @@ func (c *Processor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) err
 	if err != nil {
 		return fmt.Errorf("load session %s: %w", ctx.SessionID(), err)
 	}
-	events := make([]*session.Event, 0, evs.Len())
-	for ev := range evs.All() {
-		events = append(events, ev)
-	}
 	c.mu.Lock()
 	cache := c.sessions[ctx.SessionID()]
 	if cache == nil {
@@ -91,7 +88,7 @@ func (c *Processor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) err
 		c.sessions[ctx.SessionID()] = cache
 	}
 	c.mu.Unlock()
-	contents, err := cache.build(sc, events)
+	contents, err := cache.buildEvents(sc, evs)
 	if err != nil {
 		return err
 	}
@@ -100,14 +97,27 @@ func (c *Processor) ProcessRequest(ctx agent.Context, req *model.LLMRequest) err
 }
 
 // eventKey is what the cache remembers of an event it has built, to
-// recognise it unchanged.
+// recognise it unchanged: the same object with the same content, or an
+// event with the same id, author, branch, scope and content.
 type eventKey struct {
+	ev                        *session.Event
 	id, author, branch, scope string
 	content                   *genai.Content
 }
 
+// same reports whether ev is the event k was made of, unchanged.
+func (k *eventKey) same(ev *session.Event) bool {
+	if ev == k.ev {
+		// The fast path, a session's own event objects: only a content
+		// replaced in place (masking's write-back) changes them.
+		return ev != nil && ev.LLMResponse.Content == k.content
+	}
+	return ev != nil && ev.ID == k.id && ev.Author == k.author && ev.Branch == k.branch &&
+		ev.IsolationScope == k.scope && ev.LLMResponse.Content == k.content
+}
+
 func keyOf(ev *session.Event) eventKey {
-	return eventKey{id: ev.ID, author: ev.Author, branch: ev.Branch, scope: ev.IsolationScope, content: ev.LLMResponse.Content}
+	return eventKey{ev: ev, id: ev.ID, author: ev.Author, branch: ev.Branch, scope: ev.IsolationScope, content: ev.LLMResponse.Content}
 }
 
 // conversationCache is one session's built part of the conversation, in
@@ -152,10 +162,10 @@ func (k *conversationCache) reset(sc scope) {
 
 // matched is the number of the session's first events the cache still
 // covers unchanged.
-func (k *conversationCache) matched(events []*session.Event) int {
-	n := min(len(events), len(k.keys))
+func (k *conversationCache) matched(events session.Events) int {
+	n := min(events.Len(), len(k.keys))
 	for i := range n {
-		if keyOf(events[i]) != k.keys[i] {
+		if !k.keys[i].same(events.At(i)) {
 			return i
 		}
 	}
@@ -180,29 +190,39 @@ func (k *conversationCache) truncate(n int) {
 	k.filtered, k.last = at.filtered, at.last
 }
 
-// build returns the request contents of events, building the events after
-// the cached part and extending the cache when that part can grow.
+// build is buildEvents over a slice of events.
 func (k *conversationCache) build(sc scope, events []*session.Event) ([]*genai.Content, error) {
+	return k.buildEvents(sc, eventSlice(events))
+}
+
+// buildEvents returns the request contents of events, building the events
+// after the cached part and extending the cache when that part can grow.
+// Only the events after the cached part are read more than once.
+func (k *conversationCache) buildEvents(sc scope, events session.Events) ([]*genai.Content, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, ev := range events {
-		if hasTranscription(ev) {
-			// Live transcriptions fold across events; build them whole.
-			k.ids = nil
-			return buildAll(sc, events)
-		}
-	}
 	if k.ids == nil || sc != k.scope {
 		k.reset(sc)
 	} else if n := k.matched(events); n < len(k.keys) {
 		k.truncate(n)
 	}
-	ps := split(sc, events[len(k.keys):])
-	k.built += len(events) - len(k.keys)
+	// The cached events hold no transcription: a build that met one
+	// cached nothing.
+	tail := eventsFrom(events, len(k.keys))
+	for _, ev := range tail {
+		if hasTranscription(ev) {
+			// Live transcriptions fold across events; build them whole.
+			k.ids = nil
+			return buildAll(sc, eventsFrom(events, 0))
+		}
+	}
+	ps := split(sc, tail)
+	k.built += len(tail)
 	if k.touches(ps) {
+		all := eventsFrom(events, 0)
 		k.reset(sc)
-		ps = split(sc, events)
-		k.built += len(events)
+		ps = split(sc, all)
+		k.built += len(all)
 	}
 	whole := k.filtered
 	for _, p := range ps {
@@ -240,7 +260,9 @@ func (k *conversationCache) build(sc scope, events []*session.Event) ([]*genai.C
 		}
 		size += len(built[i])
 	}
-	out := make([]*genai.Content, 0, size)
+	// Room for the few contents the content processor puts in front (the
+	// session context and context sources), so that it need not copy.
+	out := make([]*genai.Content, 0, size+prefixRoom)
 	out = append(out, k.contents...)
 	for _, b := range built {
 		out = append(out, b...)
@@ -276,6 +298,37 @@ func (k *conversationCache) build(sc scope, events []*session.Event) ([]*genai.C
 		k.segments = append(k.segments, segment{keys: len(k.keys), contents: len(k.contents), filtered: k.filtered, last: k.last, ids: p.ids, stable: stable && k.filtered >= 2})
 	}
 	return out, nil
+}
+
+// prefixRoom is the spare capacity of a request's contents list.
+const prefixRoom = 4
+
+// eventsFrom returns events from index i on.
+func eventsFrom(events session.Events, i int) []*session.Event {
+	n := events.Len()
+	if i >= n {
+		return nil
+	}
+	out := make([]*session.Event, 0, n-i)
+	for ; i < n; i++ {
+		out = append(out, events.At(i))
+	}
+	return out
+}
+
+// eventSlice is a slice of events as session.Events.
+type eventSlice []*session.Event
+
+func (e eventSlice) Len() int                { return len(e) }
+func (e eventSlice) At(i int) *session.Event { return e[i] }
+func (e eventSlice) All() iter.Seq[*session.Event] {
+	return func(yield func(*session.Event) bool) {
+		for _, ev := range e {
+			if !yield(ev) {
+				return
+			}
+		}
+	}
 }
 
 // piece is a run of new events that builds on its own: it starts at a
