@@ -105,6 +105,93 @@ func BenchmarkVariant(b *testing.B) {
 	}
 }
 
+// growthTurns is the number of turns BenchmarkGrowth runs on a history
+// before putting it back.
+const growthTurns = 8
+
+// BenchmarkGrowth measures how a variant's turn grows with the history: in
+// each round, after both histories are put back and the garbage of putting
+// them back is collected (timer stopped), growthTurns turns run on a
+// 20-event history and as many on a 500-event one, alternately, each timed
+// and counted on its own (the histories grow by four events a turn). Its
+// metrics, per size (small: 20, large: 500): the mean CPU time (process,
+// every goroutine) and wall time of a turn, its bytes and allocations; and
+// large/small-cpu and large/small-ns, the median over the rounds of the
+// round's ratio of the large history's turns to the small one's, and
+// large/small-B, the ratio of the bytes.
+//
+// Unlike BenchmarkTurn's, a turn here pays for no other variant's garbage
+// and for none of the reset's: the times are the variant's own work (and
+// the collections its own allocations start); what it leaves to the
+// collector is in its bytes.
+func BenchmarkGrowth(b *testing.B) {
+	for _, name := range variantNames {
+		b.Run(name, func(b *testing.B) { benchGrowth(b, name) })
+	}
+}
+
+func benchGrowth(b *testing.B, name string) {
+	ctx := b.Context()
+	vs := []*variant{newVariant(b, name, history(20)), newVariant(b, name, history(500))}
+	for _, v := range vs {
+		if err := v.reset(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := v.turn(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	var meters [2]meter
+	var rounds [2][]float64 // per round, the CPU of its turns on each history
+	var walls [2][]float64
+	round := 0
+	for b.Loop() {
+		b.StopTimer()
+		for _, v := range vs {
+			if err := v.reset(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		goruntime.GC()
+		b.StartTimer()
+		var cpu, wall [2]float64
+		for k := range growthTurns {
+			for j := range vs {
+				i := (round + j) % len(vs)
+				meters[i].start()
+				err := vs[i].turnAfter(ctx, k)
+				meters[i].stop()
+				if err != nil {
+					b.Fatal(err)
+				}
+				cpu[i] += meters[i].cpu[len(meters[i].cpu)-1]
+				wall[i] += meters[i].wall[len(meters[i].wall)-1]
+			}
+		}
+		for i := range vs {
+			rounds[i] = append(rounds[i], cpu[i])
+			walls[i] = append(walls[i], wall[i])
+		}
+		round++
+	}
+	turns := float64(round * growthTurns)
+	for i, size := range []string{"small", "large"} {
+		m := &meters[i]
+		b.ReportMetric(sum(m.wall)/turns, size+"-ns/turn")
+		if !m.noCPU {
+			b.ReportMetric(sum(m.cpu)/turns, size+"-cpu-ns/turn")
+		}
+		b.ReportMetric(float64(m.bytes)/turns, size+"-B/turn")
+		b.ReportMetric(float64(m.allocs)/turns, size+"-allocs/turn")
+	}
+	if !meters[0].noCPU && !meters[1].noCPU {
+		b.ReportMetric(pairedMedian(rounds[1], rounds[0]), "large/small-cpu")
+	}
+	b.ReportMetric(pairedMedian(walls[1], walls[0]), "large/small-ns")
+	b.ReportMetric(float64(meters[1].bytes)/float64(meters[0].bytes), "large/small-B")
+}
+
 // report reports a run's figures (see the package doc): ns/op, the three
 // turns of a round; per variant the means of a turn's wall time, CPU time,
 // bytes and allocations; and per agentry variant its ratios to bare ADK:

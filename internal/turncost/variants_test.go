@@ -73,7 +73,11 @@ func newVariant(tb testing.TB, name string, events []*session.Event) *variant {
 // history back) and checks that the turn was the one measured: two model
 // calls, one tool call, and a first request holding the whole history and
 // the prompt.
-func (v *variant) turn(ctx context.Context) error {
+func (v *variant) turn(ctx context.Context) error { return v.turnAfter(ctx, 0) }
+
+// turnAfter is turn on a history that earlier turns since the reset have
+// grown: each added four contents (prompt, call, response, answer).
+func (v *variant) turnAfter(ctx context.Context, earlier int) error {
 	calls, toolCalls := v.model.calls, *v.tool
 	if err := v.run(ctx); err != nil {
 		return fmt.Errorf("%s: %w", v.name, err)
@@ -84,7 +88,7 @@ func (v *variant) turn(ctx context.Context) error {
 	if got := *v.tool - toolCalls; got != 1 {
 		return fmt.Errorf("%s: %d tool calls in a turn, want 1", v.name, got)
 	}
-	if want := len(v.events) + 1; v.model.firstLen != want {
+	if want := len(v.events) + 4*earlier + 1; v.model.firstLen != want {
 		return fmt.Errorf("%s: the turn's first request held %d contents, want %d (the history and the prompt)", v.name, v.model.firstLen, want)
 	}
 	return nil
