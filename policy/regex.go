@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -18,7 +19,7 @@ const jsNonSpace = `\x00-\x08\x0e-\x1f\x21-\x{9f}\x{a1}-\x{167f}\x{1681}-\x{1fff
 
 // nestedQuantifier is gemini-cli's ReDoS heuristic
 // /\([^)]*[*+?{].*\)[*+?{]/ (JavaScript's "." excludes line terminators).
-var nestedQuantifier = regexp.MustCompile(`\([^)]*[*+?{][^\n\r\x{2028}\x{2029}]*\)[*+?{]`)
+var nestedQuantifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\([^)]*[*+?{][^\n\r\x{2028}\x{2029}]*\)[*+?{]`) })
 
 // isSafeRegExp is gemini-cli's isSafeRegExp after the pattern compiled: at
 // most 2048 UTF-16 code units and no group holding a quantifier followed by
@@ -27,7 +28,7 @@ func isSafeRegExp(pattern string) bool {
 	if len(utf16.Encode([]rune(pattern))) > 2048 {
 		return false
 	}
-	return !nestedQuantifier.MatchString(pattern)
+	return !nestedQuantifier().MatchString(pattern)
 }
 
 // CompileJSRegexp compiles a JavaScript regular expression (as gemini-cli's
