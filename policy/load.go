@@ -259,7 +259,7 @@ func Parse(data []byte, tier Tier, source string) ([]Rule, []error) {
 					rule.ToolName = formatMCPToolName(*r.mcpName, name)
 				}
 				if ap.pattern != "" {
-					if _, err := CompileJSRegexp(ap.pattern); err != nil {
+					if _, err := checkJSRegexp(ap.pattern); err != nil {
 						errs = append(errs, fe("regex_compilation", "Invalid regex pattern",
 							"Pattern: "+ap.pattern+"\nError: "+err.Error(),
 							"Check regex syntax for errors like unmatched brackets or invalid escape sequences", -1))

@@ -43,31 +43,50 @@ func CompileJSRegexp(pattern string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(src)
 	if err != nil {
-		var se *syntax.Error
-		msg := err.Error()
-		if errors.As(err, &se) {
-			switch se.Code {
-			case syntax.ErrMissingParen:
-				msg = "Unterminated group"
-			case syntax.ErrUnexpectedParen:
-				msg = "Unmatched ')'"
-			case syntax.ErrMissingRepeatArgument:
-				msg = "Nothing to repeat"
-			case syntax.ErrMissingBracket:
-				msg = "Unterminated character class"
-			case syntax.ErrTrailingBackslash:
-				msg = `\ at end of pattern`
-			case syntax.ErrInvalidCharRange:
-				msg = "Range out of order in character class"
-			case syntax.ErrInvalidRepeatSize:
-				msg = "numbers out of order in {} quantifier (or above RE2's limit of 1000)"
-			case syntax.ErrInvalidRepeatOp:
-				msg = "Nothing to repeat"
-			}
-		}
-		return nil, fmt.Errorf("Invalid regular expression: /%s/: %s", pattern, msg)
+		return nil, jsRegexpError(pattern, err)
 	}
 	return re, nil
+}
+
+// checkJSRegexp is CompileJSRegexp without the compilation: it returns the
+// RE2 source of pattern, or the error CompileJSRegexp would return
+// (regexp.Compile fails only where syntax.Parse does).
+func checkJSRegexp(pattern string) (string, error) {
+	src, err := translateJSRegexp(pattern)
+	if err != nil {
+		return "", err
+	}
+	if _, err := syntax.Parse(src, syntax.Perl); err != nil {
+		return "", jsRegexpError(pattern, err)
+	}
+	return src, nil
+}
+
+// jsRegexpError words an RE2 syntax error as JavaScript's RegExp does.
+func jsRegexpError(pattern string, err error) error {
+	var se *syntax.Error
+	msg := err.Error()
+	if errors.As(err, &se) {
+		switch se.Code {
+		case syntax.ErrMissingParen:
+			msg = "Unterminated group"
+		case syntax.ErrUnexpectedParen:
+			msg = "Unmatched ')'"
+		case syntax.ErrMissingRepeatArgument:
+			msg = "Nothing to repeat"
+		case syntax.ErrMissingBracket:
+			msg = "Unterminated character class"
+		case syntax.ErrTrailingBackslash:
+			msg = `\ at end of pattern`
+		case syntax.ErrInvalidCharRange:
+			msg = "Range out of order in character class"
+		case syntax.ErrInvalidRepeatSize:
+			msg = "numbers out of order in {} quantifier (or above RE2's limit of 1000)"
+		case syntax.ErrInvalidRepeatOp:
+			msg = "Nothing to repeat"
+		}
+	}
+	return fmt.Errorf("Invalid regular expression: /%s/: %s", pattern, msg)
 }
 
 func unsupported(pattern, what string) error {

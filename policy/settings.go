@@ -132,7 +132,7 @@ func SettingsRules(s Settings) ([]Rule, error) {
 	}
 	for i := range rules {
 		if rules[i].ArgsPattern != "" {
-			if _, err := CompileJSRegexp(rules[i].ArgsPattern); err != nil {
+			if _, err := checkJSRegexp(rules[i].ArgsPattern); err != nil {
 				return nil, err
 			}
 		}
