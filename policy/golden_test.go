@@ -3,9 +3,11 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -434,5 +436,28 @@ func TestCheckJSRegexpRefusesWhatCompileRefuses(t *testing.T) {
 	}
 	if _, err := checkJSRegexp("("); err == nil {
 		t.Error(`checkJSRegexp("(") accepted an unterminated group`)
+	}
+}
+
+func TestBundledPoliciesPassEveryCheck(t *testing.T) {
+	names, err := fs.Glob(defaultPolicies, "policies/*.toml")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("bundled policies: %v %v", names, err)
+	}
+	for _, n := range names {
+		data, err := defaultPolicies.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked, errs := Parse(data, TierDefault, n)
+		for _, e := range errs {
+			if fe, ok := e.(*FileError); !ok || !fe.Warning {
+				t.Errorf("%s: %v", n, e)
+			}
+		}
+		unchecked, _ := parse(data, TierDefault, n, false)
+		if !reflect.DeepEqual(checked, unchecked) {
+			t.Errorf("%s: Parse and the parse Defaults uses disagree:\n%v\n%v", n, checked, unchecked)
+		}
 	}
 }
