@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/agentry-dev/agentry/runtime"
@@ -203,9 +204,9 @@ func promptHelp(p runtime.PromptInfo) string {
 var ErrMissingArguments = errors.New("Missing required argument(s)")
 
 var (
-	namedArg      = regexp.MustCompile(`--([^=]+)=(?:"((?:\\.|[^"\\])*)"|([^ ]+))`)
-	positionalArg = regexp.MustCompile(`(?:"((?:\\.|[^"\\])*)"|([^ ]+))`)
-	escaped       = regexp.MustCompile(`\\(.)`)
+	namedArg      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`--([^=]+)=(?:"((?:\\.|[^"\\])*)"|([^ ]+))`) })
+	positionalArg = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:"((?:\\.|[^"\\])*)"|([^ ]+))`) })
+	escaped       = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\\(.)`) })
 )
 
 // parsePromptArgs reads a prompt command's arguments as gemini-cli's
@@ -219,28 +220,28 @@ func parsePromptArgs(input string, args []runtime.PromptArgument) (map[string]st
 	named := map[string]string{}
 	var positional strings.Builder
 	last := 0
-	for _, m := range namedArg.FindAllStringSubmatchIndex(input, -1) {
+	for _, m := range namedArg().FindAllStringSubmatchIndex(input, -1) {
 		v := ""
 		if m[4] >= 0 {
 			v = input[m[4]:m[5]]
 		} else {
 			v = input[m[6]:m[7]]
 		}
-		named[input[m[2]:m[3]]] = escaped.ReplaceAllString(v, "$1")
+		named[input[m[2]:m[3]]] = escaped().ReplaceAllString(v, "$1")
 		positional.WriteString(input[last:m[0]])
 		last = m[1]
 	}
 	positional.WriteString(input[last:])
 	var words []string
 	rest := strings.TrimSpace(positional.String())
-	for _, m := range positionalArg.FindAllStringSubmatchIndex(rest, -1) {
+	for _, m := range positionalArg().FindAllStringSubmatchIndex(rest, -1) {
 		w := ""
 		if m[2] >= 0 {
 			w = rest[m[2]:m[3]]
 		} else {
 			w = rest[m[4]:m[5]]
 		}
-		words = append(words, escaped.ReplaceAllString(w, "$1"))
+		words = append(words, escaped().ReplaceAllString(w, "$1"))
 	}
 	values := map[string]string{}
 	for _, a := range args {

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"syscall"
 	"time"
 )
@@ -97,13 +96,27 @@ func NewStore(dir string) *Store {
 // Dir returns the store's directory.
 func (s *Store) Dir() string { return s.dir }
 
-var plainName = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}$`)
+// plainName reports whether server is a plain file name: 1 to 100 of
+// [A-Za-z0-9._-], not starting with a dot.
+func plainName(server string) bool {
+	if len(server) == 0 || len(server) > 100 || server[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(server); i++ {
+		switch c := server[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // Path returns the file server's token is kept in. Names that are not
 // plain file names are hex-encoded.
 func (s *Store) Path(server string) string {
 	name := server
-	if !plainName.MatchString(server) {
+	if !plainName(server) {
 		name = "_" + hex.EncodeToString([]byte(server))
 	}
 	return filepath.Join(s.dir, name+".json")

@@ -52,12 +52,17 @@ func TestStoreRoundTripAndModes(t *testing.T) {
 func TestStoreFileNames(t *testing.T) {
 	s := mcpauth.NewStore("/x")
 	for name, want := range map[string]string{
-		"github":     "/x/github.json",
-		"my.server":  "/x/my.server.json",
-		"..":         "/x/_2e2e.json",
-		"a/b":        "/x/_612f62.json",
-		".hidden":    "/x/_2e68696464656e.json",
-		"spaces ok?": "/x/_737061636573206f6b3f.json",
+		"github":                 "/x/github.json",
+		"my.server":              "/x/my.server.json",
+		"..":                     "/x/_2e2e.json",
+		"a/b":                    "/x/_612f62.json",
+		".hidden":                "/x/_2e68696464656e.json",
+		"spaces ok?":             "/x/_737061636573206f6b3f.json",
+		"-_x":                    "/x/-_x.json",
+		"é":                      "/x/_c3a9.json",
+		"":                       "/x/_.json",
+		strings.Repeat("a", 100): "/x/" + strings.Repeat("a", 100) + ".json",
+		strings.Repeat("a", 101): "/x/_" + strings.Repeat("61", 101) + ".json",
 	} {
 		if got := s.Path(name); got != want {
 			t.Errorf("Path(%q) = %q, want %q", name, got, want)

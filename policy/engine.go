@@ -25,9 +25,8 @@ type Engine struct {
 // compiled is a rule with what Check needs precomputed.
 type compiled struct {
 	rule      Rule
-	re        *regexp.Regexp
-	litPrefix string // a literal every match of re contains
-	modes     uint8  // bit set of modes; 0: every mode
+	re        func() argsRegexp // the compiled ArgsPattern, nil without one
+	modes     uint8             // bit set of modes; 0: every mode
 	nameKind  uint8
 	mcpServer string // nameMCPServer: the server of mcp_<srv>_*
 	mcpPrefix string // nameMCPServer: "mcp_<srv>_"
@@ -35,6 +34,12 @@ type compiled struct {
 	shortFull string // rule.MCPName set and a short tool name: its full name
 	always    bool   // an "always allow" rule (priority fraction .950)
 	prefix    bool   // came from a commandPrefix
+}
+
+// argsRegexp is a rule's compiled argsPattern.
+type argsRegexp struct {
+	re        *regexp.Regexp
+	litPrefix string // a literal every match of re contains
 }
 
 const (
@@ -126,12 +131,17 @@ func compileRule(r Rule) (compiled, error) {
 		c.modes |= modeBit(m)
 	}
 	if r.ArgsPattern != "" {
-		re, err := CompileJSRegexp(r.ArgsPattern)
+		// Checked now, compiled when a call first reaches the rule: most
+		// rules apply to modes or tools a run never uses.
+		expr, err := checkJSRegexp(r.ArgsPattern)
 		if err != nil {
 			return compiled{}, fmt.Errorf("%w: argsPattern: %w. Rule source: %s", ErrInvalidRule, err, src)
 		}
-		c.re = re
-		c.litPrefix, _ = re.LiteralPrefix()
+		c.re = sync.OnceValue(func() argsRegexp {
+			a := argsRegexp{re: regexp.MustCompile(expr)}
+			a.litPrefix, _ = a.re.LiteralPrefix()
+			return a
+		})
 	}
 	switch {
 	case r.ToolName == "*":
@@ -359,10 +369,11 @@ func (x *checkCtx) matches(c *compiled, names []string, args map[string]any, aj 
 			return false
 		}
 		j := aj.get()
-		if c.litPrefix != "" && !strings.Contains(j, c.litPrefix) {
+		re := c.re()
+		if re.litPrefix != "" && !strings.Contains(j, re.litPrefix) {
 			return false
 		}
-		if !c.re.MatchString(j) {
+		if !re.re.MatchString(j) {
 			return false
 		}
 	}

@@ -3,9 +3,11 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -225,6 +227,11 @@ func TestGoldenRegex(t *testing.T) {
 	g := loadGolden(t, "testdata/gemini/golden.json")
 	for _, c := range g.Regex {
 		re, err := CompileJSRegexp(c.Pattern)
+		// Rules check their pattern without compiling it: the check must
+		// refuse exactly what compiling refuses, with the same message.
+		if _, cerr := checkJSRegexp(c.Pattern); fmt.Sprint(cerr) != fmt.Sprint(err) {
+			t.Errorf("%q: checkJSRegexp error %v, CompileJSRegexp error %v", c.Pattern, cerr, err)
+		}
 		if (err == nil) != c.Valid {
 			t.Errorf("%q: compile error %v, JavaScript valid=%v", c.Pattern, err, c.Valid)
 			continue
@@ -416,5 +423,41 @@ func TestGoldenSaved(t *testing.T) {
 	}
 	if !slices.Equal(after[0].Modes, []Mode{ModeAutoEdit, ModeYolo}) || !after[0].AllowRedirection {
 		t.Errorf("updated shell rule %+v", after[0])
+	}
+}
+
+func TestCheckJSRegexpRefusesWhatCompileRefuses(t *testing.T) {
+	for _, p := range []string{"(", "a)", "*", "a**", "[", "[b-a]", "a{2,1}", "a{1001}", `\`, "(?<=a)b", `(a)\1`, "x{2}{3}", `[\d-z]`, "ok", `\u0041`} {
+		_, cerr := checkJSRegexp(p)
+		_, err := CompileJSRegexp(p)
+		if fmt.Sprint(cerr) != fmt.Sprint(err) {
+			t.Errorf("%q: checkJSRegexp error %v, CompileJSRegexp error %v", p, cerr, err)
+		}
+	}
+	if _, err := checkJSRegexp("("); err == nil {
+		t.Error(`checkJSRegexp("(") accepted an unterminated group`)
+	}
+}
+
+func TestBundledPoliciesPassEveryCheck(t *testing.T) {
+	names, err := fs.Glob(defaultPolicies, "policies/*.toml")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("bundled policies: %v %v", names, err)
+	}
+	for _, n := range names {
+		data, err := defaultPolicies.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked, errs := Parse(data, TierDefault, n)
+		for _, e := range errs {
+			if fe, ok := e.(*FileError); !ok || !fe.Warning {
+				t.Errorf("%s: %v", n, e)
+			}
+		}
+		unchecked, _ := parse(data, TierDefault, n, false)
+		if !reflect.DeepEqual(checked, unchecked) {
+			t.Errorf("%s: Parse and the parse Defaults uses disagree:\n%v\n%v", n, checked, unchecked)
+		}
 	}
 }

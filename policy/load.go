@@ -179,6 +179,12 @@ var ruleKeys = []string{"toolName", "subagent", "mcpName", "argsPattern", "comma
 // Parse parses one policy file's content at a tier; source names the file
 // (its base name is used in errors and in each rule's Source, "<Tier>: <file>").
 func Parse(data []byte, tier Tier, source string) ([]Rule, []error) {
+	return parse(data, tier, source, true)
+}
+
+// parse is Parse; checkPatterns false skips checking each argsPattern (New
+// checks them again when it builds the rules).
+func parse(data []byte, tier Tier, source string, checkPatterns bool) ([]Rule, []error) {
 	fe := func(kind, msg, details, suggestion string, idx int) *FileError {
 		return &FileError{Path: source, Tier: tier, RuleIndex: idx, Kind: kind, Message: msg, Details: details, Suggestion: suggestion}
 	}
@@ -258,8 +264,8 @@ func Parse(data []byte, tier Tier, source string) ([]Rule, []error) {
 					rule.MCPName = *r.mcpName
 					rule.ToolName = formatMCPToolName(*r.mcpName, name)
 				}
-				if ap.pattern != "" {
-					if _, err := CompileJSRegexp(ap.pattern); err != nil {
+				if checkPatterns && ap.pattern != "" {
+					if _, err := checkJSRegexp(ap.pattern); err != nil {
 						errs = append(errs, fe("regex_compilation", "Invalid regex pattern",
 							"Pattern: "+ap.pattern+"\nError: "+err.Error(),
 							"Check regex syntax for errors like unmatched brackets or invalid escape sequences", -1))
@@ -761,7 +767,9 @@ func Defaults() []Rule {
 		if err != nil {
 			panic(err)
 		}
-		r, errs := Parse(data, TierDefault, n)
+		// The bundled patterns are checked by a test (and by New); they
+		// are not checked again at every start.
+		r, errs := parse(data, TierDefault, n, false)
 		for _, e := range errs {
 			if fe, ok := e.(*FileError); !ok || !fe.Warning {
 				panic(fmt.Sprintf("policy: bundled %s: %v", n, e))

@@ -3,6 +3,7 @@ package policy
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -86,7 +87,7 @@ func formatMCPToolName(server, tool string) string {
 	return mcpToolPrefix + server + "_" + tool
 }
 
-var slugRE = regexp.MustCompile(`(?i)^[a-z0-9_.:-]+$`)
+var slugRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^[a-z0-9_.:-]+$`) })
 
 // isValidToolName is gemini-cli's isValidToolName with wildcards allowed.
 func isValidToolName(name string) bool {
@@ -116,7 +117,7 @@ func isValidToolName(name string) bool {
 	if server == "" || tool == "" {
 		return false
 	}
-	if !slugRE.MatchString(server) {
+	if !slugRE().MatchString(server) {
 		return false
 	}
 	if tool == "*" {
@@ -125,7 +126,7 @@ func isValidToolName(name string) bool {
 	if strings.Trim(tool, "_") == "" {
 		return false
 	}
-	return slugRE.MatchString(tool)
+	return slugRE().MatchString(tool)
 }
 
 // levenshtein is the edit distance over UTF-16 code units (fast-levenshtein's).

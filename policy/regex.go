@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"strings"
+	"sync"
 	"unicode/utf16"
 )
 
@@ -18,7 +19,7 @@ const jsNonSpace = `\x00-\x08\x0e-\x1f\x21-\x{9f}\x{a1}-\x{167f}\x{1681}-\x{1fff
 
 // nestedQuantifier is gemini-cli's ReDoS heuristic
 // /\([^)]*[*+?{].*\)[*+?{]/ (JavaScript's "." excludes line terminators).
-var nestedQuantifier = regexp.MustCompile(`\([^)]*[*+?{][^\n\r\x{2028}\x{2029}]*\)[*+?{]`)
+var nestedQuantifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\([^)]*[*+?{][^\n\r\x{2028}\x{2029}]*\)[*+?{]`) })
 
 // isSafeRegExp is gemini-cli's isSafeRegExp after the pattern compiled: at
 // most 2048 UTF-16 code units and no group holding a quantifier followed by
@@ -27,7 +28,7 @@ func isSafeRegExp(pattern string) bool {
 	if len(utf16.Encode([]rune(pattern))) > 2048 {
 		return false
 	}
-	return !nestedQuantifier.MatchString(pattern)
+	return !nestedQuantifier().MatchString(pattern)
 }
 
 // CompileJSRegexp compiles a JavaScript regular expression (as gemini-cli's
@@ -42,31 +43,50 @@ func CompileJSRegexp(pattern string) (*regexp.Regexp, error) {
 	}
 	re, err := regexp.Compile(src)
 	if err != nil {
-		var se *syntax.Error
-		msg := err.Error()
-		if errors.As(err, &se) {
-			switch se.Code {
-			case syntax.ErrMissingParen:
-				msg = "Unterminated group"
-			case syntax.ErrUnexpectedParen:
-				msg = "Unmatched ')'"
-			case syntax.ErrMissingRepeatArgument:
-				msg = "Nothing to repeat"
-			case syntax.ErrMissingBracket:
-				msg = "Unterminated character class"
-			case syntax.ErrTrailingBackslash:
-				msg = `\ at end of pattern`
-			case syntax.ErrInvalidCharRange:
-				msg = "Range out of order in character class"
-			case syntax.ErrInvalidRepeatSize:
-				msg = "numbers out of order in {} quantifier (or above RE2's limit of 1000)"
-			case syntax.ErrInvalidRepeatOp:
-				msg = "Nothing to repeat"
-			}
-		}
-		return nil, fmt.Errorf("Invalid regular expression: /%s/: %s", pattern, msg)
+		return nil, jsRegexpError(pattern, err)
 	}
 	return re, nil
+}
+
+// checkJSRegexp is CompileJSRegexp without the compilation: it returns the
+// RE2 source of pattern, or the error CompileJSRegexp would return
+// (regexp.Compile fails only where syntax.Parse does).
+func checkJSRegexp(pattern string) (string, error) {
+	src, err := translateJSRegexp(pattern)
+	if err != nil {
+		return "", err
+	}
+	if _, err := syntax.Parse(src, syntax.Perl); err != nil {
+		return "", jsRegexpError(pattern, err)
+	}
+	return src, nil
+}
+
+// jsRegexpError words an RE2 syntax error as JavaScript's RegExp does.
+func jsRegexpError(pattern string, err error) error {
+	var se *syntax.Error
+	msg := err.Error()
+	if errors.As(err, &se) {
+		switch se.Code {
+		case syntax.ErrMissingParen:
+			msg = "Unterminated group"
+		case syntax.ErrUnexpectedParen:
+			msg = "Unmatched ')'"
+		case syntax.ErrMissingRepeatArgument:
+			msg = "Nothing to repeat"
+		case syntax.ErrMissingBracket:
+			msg = "Unterminated character class"
+		case syntax.ErrTrailingBackslash:
+			msg = `\ at end of pattern`
+		case syntax.ErrInvalidCharRange:
+			msg = "Range out of order in character class"
+		case syntax.ErrInvalidRepeatSize:
+			msg = "numbers out of order in {} quantifier (or above RE2's limit of 1000)"
+		case syntax.ErrInvalidRepeatOp:
+			msg = "Nothing to repeat"
+		}
+	}
+	return fmt.Errorf("Invalid regular expression: /%s/: %s", pattern, msg)
 }
 
 func unsupported(pattern, what string) error {

@@ -177,7 +177,7 @@ func gitBranchReadOnly(args []string) bool {
 	return saw
 }
 
-var digitsRE = regexp.MustCompile(`^\d+$`)
+var digitsRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\d+$`) })
 
 func validSedN(a string) bool {
 	if !strings.HasSuffix(a, "p") {
@@ -186,9 +186,9 @@ func validSedN(a string) bool {
 	parts := strings.Split(a[:len(a)-1], ",")
 	switch len(parts) {
 	case 1:
-		return digitsRE.MatchString(parts[0])
+		return digitsRE().MatchString(parts[0])
 	case 2:
-		return digitsRE.MatchString(parts[0]) && digitsRE.MatchString(parts[1])
+		return digitsRE().MatchString(parts[0]) && digitsRE().MatchString(parts[1])
 	}
 	return false
 }
@@ -520,7 +520,7 @@ func containsGitCommand(args []string) bool {
 			continue
 		}
 		p := i - 1
-		for p >= 0 && envAssignRE.MatchString(args[p]) {
+		for p >= 0 && envAssignRE().MatchString(args[p]) {
 			p--
 		}
 		if p >= 0 {
@@ -535,4 +535,4 @@ func containsGitCommand(args []string) bool {
 	return false
 }
 
-var envAssignRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*=`)
+var envAssignRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*=`) })

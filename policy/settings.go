@@ -1,6 +1,9 @@
 package policy
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
 // Settings are gemini-cli's settings and flags that map onto rules.
 type Settings struct {
@@ -37,7 +40,7 @@ type Settings struct {
 	MCPAutoAllowInHeadless bool
 }
 
-var narrowedToolRE = regexp.MustCompile(`^([a-zA-Z0-9_-]+)\(([^\n\r\x{2028}\x{2029}]*)\)$`)
+var narrowedToolRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([a-zA-Z0-9_-]+)\(([^\n\r\x{2028}\x{2029}]*)\)$`) })
 
 func shellAlias(t string) string {
 	if isShellTool(t) {
@@ -80,7 +83,7 @@ func SettingsRules(s Settings) ([]Rule, error) {
 			return modes()
 		}
 		for _, t := range tools {
-			if sm := narrowedToolRE.FindStringSubmatch(t); sm != nil {
+			if sm := narrowedToolRE().FindStringSubmatch(t); sm != nil {
 				name := shellAlias(sm[1])
 				if name != shellToolName {
 					rules = append(rules, Rule{ToolName: name, Decision: Allow, Priority: prio, Source: source, Modes: m()})
@@ -129,7 +132,7 @@ func SettingsRules(s Settings) ([]Rule, error) {
 	}
 	for i := range rules {
 		if rules[i].ArgsPattern != "" {
-			if _, err := CompileJSRegexp(rules[i].ArgsPattern); err != nil {
+			if _, err := checkJSRegexp(rules[i].ArgsPattern); err != nil {
 				return nil, err
 			}
 		}

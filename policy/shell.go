@@ -248,7 +248,9 @@ func commandRoots(command string, pool *sync.Pool) []string {
 	return out
 }
 
-var shellWrapperRE = regexp.MustCompile(`(?i)^\s*(?:(?:(?:\S+/)?(?:sh|bash|zsh))\s+-c|cmd\.exe\s+/c|powershell(?:\.exe)?\s+(?:-NoProfile\s+)?-Command|pwsh(?:\.exe)?\s+(?:-NoProfile\s+)?-Command)\s+`)
+var shellWrapperRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*(?:(?:(?:\S+/)?(?:sh|bash|zsh))\s+-c|cmd\.exe\s+/c|powershell(?:\.exe)?\s+(?:-NoProfile\s+)?-Command|pwsh(?:\.exe)?\s+(?:-NoProfile\s+)?-Command)\s+`)
+})
 
 // stripShellWrapper is gemini-cli's stripShellWrapper: `bash -c "…"` (sh,
 // zsh, cmd.exe /c, powershell/pwsh -Command) becomes the inner command.
@@ -256,7 +258,7 @@ func stripShellWrapper(command string) string {
 	if !containsFoldASCII(command, "-c") && !containsFoldASCII(command, "/c") {
 		return strings.TrimSpace(command) // the wrapper pattern needs one of them
 	}
-	m := shellWrapperRE.FindStringIndex(command)
+	m := shellWrapperRE().FindStringIndex(command)
 	if m == nil {
 		return strings.TrimSpace(command)
 	}
@@ -287,8 +289,10 @@ func containsFoldASCII(s, sub string) bool {
 const sqControl = `(?:\|\||&&|;;|\|&|<\(|<<<|>>|>&|<&|[&;()|<>])`
 
 var (
-	sqChunker   = regexp.MustCompile(`(` + sqControl + `)|((?:\\['"|&;()<> \t]|[^\s'"|&;()<> \t])+|"(?:\\"|[^"])*?"|'(?:\\'|[^'])*?')+`)
-	sqControlRE = regexp.MustCompile(`^` + sqControl + `$`)
+	sqChunker = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(` + sqControl + `)|((?:\\['"|&;()<> \t]|[^\s'"|&;()<> \t])+|"(?:\\"|[^"])*?"|'(?:\\'|[^'])*?')+`)
+	})
+	sqControlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^` + sqControl + `$`) })
 )
 
 type tokKind uint8
@@ -312,7 +316,7 @@ func (e badSubstitution) Error() string { return "Bad substitution: " + e.s }
 // shellQuote is shell-quote's parse: words, operators, globs and comments.
 // Variables expand to "" (keepVars: to "$name", as stripShellWrapper asks).
 func shellQuote(s string, keepVars bool) ([]sqToken, error) {
-	matches := sqChunker.FindAllStringIndex(s, -1)
+	matches := sqChunker().FindAllStringIndex(s, -1)
 	var out []sqToken
 	commented := false
 	for _, m := range matches {
@@ -320,7 +324,7 @@ func shellQuote(s string, keepVars bool) ([]sqToken, error) {
 		if chunk == "" || commented {
 			continue
 		}
-		if sqControlRE.MatchString(chunk) {
+		if sqControlRE().MatchString(chunk) {
 			out = append(out, sqToken{tokOp, chunk})
 			continue
 		}
@@ -367,7 +371,7 @@ func shellQuote(s string, keepVars bool) ([]sqToken, error) {
 				}
 			case c == '"' || c == '\'':
 				quote = c
-			case sqControlRE.MatchString(string(c)):
+			case sqControlRE().MatchString(string(c)):
 				opChunk = true
 				done = true
 			case c == '#':

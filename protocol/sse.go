@@ -264,7 +264,8 @@ func errorJSON(ctx context.Context, errs http.Handler, method string, idJSON []b
 	return bytes.TrimSpace(rec.body.Bytes())
 }
 
-// recorder is the http.ResponseWriter errorJSON hands a2a-go.
+// recorder is an http.ResponseWriter that keeps the response in memory:
+// the one errorJSON and cancelConflict hand a2a-go.
 type recorder struct {
 	header http.Header
 	code   int

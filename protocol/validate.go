@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"net/url"
 	"reflect"
@@ -370,7 +369,11 @@ func (errorEchoList) ListTasks(ctx context.Context, _ *a2a.ListTasksRequest) (*a
 func restChecks(next http.Handler) http.Handler {
 	echo := a2asrv.NewRESTHandler(errorEchoList{})
 	refuse := func(w http.ResponseWriter, r *http.Request, path string, err error) {
-		req := httptest.NewRequestWithContext(context.WithValue(r.Context(), errorKey{}, err), http.MethodGet, path, nil)
+		req, rerr := http.NewRequestWithContext(context.WithValue(r.Context(), errorKey{}, err), http.MethodGet, path, nil)
+		if rerr != nil {
+			http.Error(w, rerr.Error(), http.StatusInternalServerError)
+			return
+		}
 		echo.ServeHTTP(w, req)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -530,10 +533,13 @@ func checkListQuery(q url.Values) error {
 // that cannot be canceled into 409 Conflict (in the status line and the
 // error's code).
 func cancelConflict(next http.Handler, w http.ResponseWriter, r *http.Request) {
-	rec := httptest.NewRecorder()
+	rec := &recorder{header: http.Header{}}
 	next.ServeHTTP(rec, r)
-	body := rec.Body.Bytes()
-	code := rec.Code
+	body := rec.body.Bytes()
+	code := rec.code
+	if code == 0 {
+		code = http.StatusOK
+	}
 	if code == http.StatusBadRequest {
 		var e struct {
 			Error struct {
@@ -550,7 +556,7 @@ func cancelConflict(next http.Handler, w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	for k, v := range rec.Header() {
+	for k, v := range rec.header {
 		w.Header()[k] = v
 	}
 	w.Header().Del("Content-Length")

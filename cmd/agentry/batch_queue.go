@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -146,7 +147,7 @@ func batchItems(data []byte) ([]batchq.Item, error) {
 }
 
 // batchNameChars are the characters a derived batch name keeps.
-var batchNameChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var batchNameChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // defaultBatchName names a batch after its file and a short hash of its
 // content and settings, so that the same command enqueues the same batch
@@ -155,7 +156,7 @@ func defaultBatchName(path string, data, settings []byte) string {
 	base := "stdin"
 	if path != "-" {
 		base = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
-		base = strings.Trim(batchNameChars.ReplaceAllString(base, "-"), "-")
+		base = strings.Trim(batchNameChars().ReplaceAllString(base, "-"), "-")
 		if base == "" {
 			base = "batch"
 		}

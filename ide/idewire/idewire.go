@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 )
 
 // MCP names of the contract.
@@ -73,12 +74,12 @@ func FileName(idePID, port int) string {
 	return fmt.Sprintf("gemini-ide-server-%d-%d.json", idePID, port)
 }
 
-var fileRE = regexp.MustCompile(`^gemini-ide-server-(\d+)-(\d+)\.json$`)
+var fileRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^gemini-ide-server-(\d+)-(\d+)\.json$`) })
 
 // ParseFileName returns the IDE pid and port a discovery file's name
 // holds; ok is false for any other name.
 func ParseFileName(name string) (idePID, port int, ok bool) {
-	m := fileRE.FindStringSubmatch(name)
+	m := fileRE().FindStringSubmatch(name)
 	if m == nil {
 		return 0, 0, false
 	}

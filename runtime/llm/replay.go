@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -73,12 +72,10 @@ func LoadReplay(path string, strict bool) (*Replay, error) {
 		return nil, fmt.Errorf("%w: %w", ErrBadReplayFile, err)
 	}
 	r := &Replay{path: path, strict: strict}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), len(data)+1)
 	line := 0
-	for sc.Scan() {
+	for text := range bytes.Lines(data) {
 		line++
-		text := bytes.TrimSpace(sc.Bytes())
+		text = bytes.TrimSpace(text)
 		if len(text) == 0 {
 			continue
 		}
@@ -88,9 +85,6 @@ func LoadReplay(path string, strict bool) (*Replay, error) {
 		}
 		e.line = line
 		r.entries = append(r.entries, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrBadReplayFile, path, err)
 	}
 	if len(r.entries) == 0 {
 		return nil, fmt.Errorf("%w: %s holds no responses", ErrBadReplayFile, path)
