@@ -16,7 +16,7 @@ type switchLogger struct {
 	on bool
 }
 
-func (l switchLogger) Emit(context.Context, log.Record)                      {}
+func (l switchLogger) Emit(context.Context, log.Record)                    {}
 func (l switchLogger) Enabled(context.Context, log.EnabledParameters) bool { return l.on }
 
 // TestHeldContents: the contents leave the request only while ADK's
