@@ -36,12 +36,13 @@ type Events func(ctx context.Context, appName, userID, sessionID string) (sessio
 // It keeps, per session, the request contents of the part of the history
 // it has already built, and on each call builds only the events that came
 // after it. The cached part is checked against the session's events on
-// every call (event id, author, branch and content pointer, a comparison
-// per event): where a rewritten history — masked tool outputs written
-// back, a compression, a rewind, a resumed session — first differs, the
-// cache is cut back to the user's prompt before that point and built on
-// from there. A tail whose call ids reach into the
-// cached part (a response to an old call, a reused id) rebuilds it whole,
+// every call (the same event object with the same content, else the same
+// event id, author, branch and content pointer: a comparison per event):
+// where a rewritten history — masked tool outputs written back, a
+// compression, a rewind, a resumed session — first differs, the cache is
+// cut back to the user's prompt before that point and built on from
+// there. A tail whose call ids reach into the cached part (a response to
+// an old call, a reused id) rebuilds it whole,
 // because ADK would move that response next to its call.
 //
 // The cached contents are shared by the requests of a session: processors
