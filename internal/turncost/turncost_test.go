@@ -37,16 +37,7 @@ func benchTurn(b *testing.B, n int) {
 	for i, name := range variantNames {
 		vs[i] = newVariant(b, name, events)
 	}
-	// A first turn each: a session builds some things once (the session
-	// context, the SQLite store's live object), not every turn.
-	for _, v := range vs {
-		if err := v.reset(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if err := v.turn(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	warmUp(b, vs)
 	b.ReportAllocs()
 	meters := make([]meter, len(vs))
 	round := 0
@@ -105,6 +96,20 @@ func BenchmarkVariant(b *testing.B) {
 	}
 }
 
+// warmUp runs a first turn of each variant: a session builds some things
+// once (the session context, the SQLite store's live object), not every
+// turn.
+func warmUp(b *testing.B, vs []*variant) {
+	for _, v := range vs {
+		if err := v.reset(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		if err := v.turn(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // growthTurns is the number of turns BenchmarkGrowth runs on a history
 // before putting it back.
 const growthTurns = 8
@@ -133,14 +138,7 @@ func BenchmarkGrowth(b *testing.B) {
 func benchGrowth(b *testing.B, name string) {
 	ctx := b.Context()
 	vs := []*variant{newVariant(b, name, history(20)), newVariant(b, name, history(500))}
-	for _, v := range vs {
-		if err := v.reset(ctx); err != nil {
-			b.Fatal(err)
-		}
-		if err := v.turn(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	warmUp(b, vs)
 	b.ReportAllocs()
 	var meters [2]meter
 	var rounds [2][]float64 // per round, the CPU of its turns on each history
