@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/agentry-dev/agentry/internal/safefs"
 )
 
 // ErrInsecureStore is returned when the token directory or a token file
@@ -156,8 +158,8 @@ func (s *Store) Load(server string) (*Token, error) {
 	return &t, nil
 }
 
-// Save writes t as server's token: a temporary file in the directory,
-// synced, 0600, renamed over the old one.
+// Save writes t as server's token, atomically and 0600
+// (safefs.WritePrivateIn).
 func (s *Store) Save(t *Token) error {
 	if err := s.checkDir(true); err != nil {
 		return err
@@ -166,33 +168,9 @@ func (s *Store) Save(t *Token) error {
 	if err != nil {
 		return fmt.Errorf("mcpauth: encoding token: %w", err)
 	}
-	tmp, err := os.CreateTemp(s.dir, ".tmp-*")
-	if err != nil {
+	if err := safefs.WritePrivateIn(s.dir, filepath.Base(s.Path(t.Server)), data); err != nil {
 		return fmt.Errorf("mcpauth: saving token: %w", err)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("mcpauth: saving token: %w", err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("mcpauth: saving token: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("mcpauth: saving token: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("mcpauth: saving token: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.Path(t.Server)); err != nil {
-		return fmt.Errorf("mcpauth: saving token: %w", err)
-	}
-	ok = true
 	return nil
 }
 

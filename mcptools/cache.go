@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentry-dev/agentry/internal/safefs"
 )
 
 // cacheFormat is the version of the cache files' shape; a file of another
@@ -99,23 +101,7 @@ func writeCache(path string, b []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("mcp cache: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("mcp cache: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := safefs.WritePrivateIn(dir, filepath.Base(path), b); err != nil {
 		return fmt.Errorf("mcp cache: %w", err)
 	}
 	return nil

@@ -214,3 +214,60 @@ func TestWriteFileInKeepsModeAndCreatesDirs(t *testing.T) {
 		t.Errorf("WriteFileIn(../escape.txt) = %v, want ErrEscapes", err)
 	}
 }
+
+// TestWritePrivateIn: a private file is 0600 whatever it was, its new
+// directories 0700; a symbolic link in its place is replaced, and what it
+// pointed to is left as it was; a directory in its place and a path
+// leading outside the root are refused.
+func TestWritePrivateIn(t *testing.T) {
+	root := t.TempDir()
+	p := filepath.Join(root, "token.json")
+	write(t, p, "old")
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := safefs.WritePrivateIn(root, "token.json", []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("rewritten file: %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "new" {
+		t.Errorf("content %q", b)
+	}
+	if err := safefs.WritePrivateIn(root, "a/b/c.json", []byte("deep")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a", "a/b"} {
+		if fi, err := os.Stat(filepath.Join(root, d)); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("directory %s: %v, %v; want 0700", d, fi.Mode().Perm(), err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(root, "a/b/c.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("new file: %v, %v; want 0600", fi.Mode().Perm(), err)
+	}
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	write(t, elsewhere, "theirs")
+	link := filepath.Join(root, "link.json")
+	if err := os.Symlink(elsewhere, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := safefs.WritePrivateIn(root, "link.json", []byte("ours")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("the link was not replaced by a file: %v", err)
+	}
+	if b, _ := os.ReadFile(elsewhere); string(b) != "theirs" {
+		t.Errorf("written through the link: %q", b)
+	}
+	if err := os.Mkdir(filepath.Join(root, "dir.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := safefs.WritePrivateIn(root, "dir.json", []byte("x")); !errors.Is(err, safefs.ErrNotRegular) {
+		t.Errorf("over a directory: %v, want ErrNotRegular", err)
+	}
+	if err := safefs.WritePrivateIn(root, "../escape.json", []byte("x")); !errors.Is(err, safefs.ErrEscapes) {
+		t.Errorf("../escape.json: %v, want ErrEscapes", err)
+	}
+}

@@ -19,6 +19,19 @@ import (
 // directories are created (mode 0o755). As with [OpenIn], nothing on the
 // way may lead outside root.
 func WriteFileIn(root, name string, data []byte, perm fs.FileMode) error {
+	return writeIn(root, name, data, perm, false)
+}
+
+// WritePrivateIn is WriteFileIn for a file that agentry owns and only the
+// user may read (a token, a cache, saved rules): the file is 0600 whatever
+// it was before, missing parent directories are created 0700, and a
+// symbolic link in the file's place is replaced by the file (never written
+// through).
+func WritePrivateIn(root, name string, data []byte) error {
+	return writeIn(root, name, data, 0o600, true)
+}
+
+func writeIn(root, name string, data []byte, perm fs.FileMode, private bool) error {
 	rel, err := relName(root, name)
 	if err != nil {
 		return err
@@ -32,8 +45,12 @@ func WriteFileIn(root, name string, data []byte, perm fs.FileMode) error {
 	}
 	defer r.Close()
 	dirName, base := filepath.Split(rel)
+	dirPerm := fs.FileMode(0o755)
+	if private {
+		dirPerm = 0o700
+	}
 	if dirName != "" {
-		if err := r.MkdirAll(dirName, 0o755); err != nil {
+		if err := r.MkdirAll(dirName, dirPerm); err != nil {
 			return mapEscape(err)
 		}
 	} else {
@@ -46,15 +63,19 @@ func WriteFileIn(root, name string, data []byte, perm fs.FileMode) error {
 		return mapEscape(err)
 	}
 	defer dir.Close()
-	return replaceIn(dir, filepath.Join(root, rel), base, data, perm)
+	return replaceIn(dir, filepath.Join(root, rel), base, data, perm, private)
 }
 
 // replaceIn writes data to a temporary file in dir and renames it to base.
-func replaceIn(dir *os.Root, full, base string, data []byte, perm fs.FileMode) error {
+// A private file is written perm whatever base was, and replaces a
+// symbolic link; otherwise an existing file's mode and owner are kept and
+// a symbolic link is refused.
+func replaceIn(dir *os.Root, full, base string, data []byte, perm fs.FileMode, private bool) error {
 	mode := perm.Perm()
 	uid, gid, existing := -1, -1, false
 	if fi, err := dir.Lstat(base); err == nil {
 		switch {
+		case private && (fi.Mode().IsRegular() || fi.Mode()&fs.ModeSymlink != 0):
 		case fi.Mode().IsRegular():
 			mode, existing = fi.Mode().Perm(), true
 			uid, gid = owner(fi)
@@ -86,7 +107,7 @@ func replaceIn(dir *os.Root, full, base string, data []byte, perm fs.FileMode) e
 	if _, err := f.Write(data); err != nil {
 		return &fs.PathError{Op: "write", Path: full, Err: err}
 	}
-	if existing {
+	if existing || private {
 		if err := f.Chmod(mode); err != nil {
 			return err
 		}
