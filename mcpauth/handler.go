@@ -469,16 +469,7 @@ func (h *Handler) discoveryFlow(ctx context.Context, req *http.Request, resp *ht
 		}
 		hc.PreregisteredClient = cc
 	} else {
-		hc.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{
-			Metadata: &oauthex.ClientRegistrationMetadata{
-				ClientName:              "agentry",
-				RedirectURIs:            []string{redirect},
-				GrantTypes:              []string{"authorization_code", "refresh_token"},
-				ResponseTypes:           []string{"code"},
-				TokenEndpointAuthMethod: "none",
-				Scope:                   strings.Join(o.Scopes, " "),
-			},
-		}
+		hc.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: clientMetadata(redirect, o.Scopes)}
 	}
 	ach, err := auth.NewAuthorizationCodeHandler(hc)
 	if err != nil {
@@ -491,6 +482,19 @@ func (h *Handler) discoveryFlow(ctx context.Context, req *http.Request, resp *ht
 		r.Header = withScopes(resp.Header, o.Scopes)
 	}
 	return ach.Authorize(ctx, req, &r)
+}
+
+// clientMetadata is what agentry registers as, dynamically (RFC 7591): a
+// public client with PKCE, redirected to the loopback callback.
+func clientMetadata(redirect string, scopes []string) *oauthex.ClientRegistrationMetadata {
+	return &oauthex.ClientRegistrationMetadata{
+		ClientName:              "agentry",
+		RedirectURIs:            []string{redirect},
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: "none",
+		Scope:                   strings.Join(scopes, " "),
+	}
 }
 
 // withScopes returns h with its Bearer challenge's scope replaced by
@@ -530,14 +534,7 @@ func (h *Handler) configuredFlow(ctx context.Context, redirect string, fetch aut
 		if o.RegistrationURL == "" {
 			return errors.New("no oauth.clientId is configured and no registration endpoint is known (set oauth.clientId or oauth.registrationUrl)")
 		}
-		reg, err := oauthex.RegisterClient(ctx, o.RegistrationURL, &oauthex.ClientRegistrationMetadata{
-			ClientName:              "agentry",
-			RedirectURIs:            []string{redirect},
-			GrantTypes:              []string{"authorization_code", "refresh_token"},
-			ResponseTypes:           []string{"code"},
-			TokenEndpointAuthMethod: "none",
-			Scope:                   strings.Join(o.Scopes, " "),
-		}, h.client)
+		reg, err := oauthex.RegisterClient(ctx, o.RegistrationURL, clientMetadata(redirect, o.Scopes), h.client)
 		if err != nil {
 			return fmt.Errorf("registering the client: %w", err)
 		}
