@@ -129,33 +129,26 @@ func (m *model) send(q queuedPrompt) tea.Cmd {
 	id := t.id
 	run := func() tea.Msg {
 		defer cancel()
-		if q.content != nil {
-			parts = append(parts, q.content...)
-			send := runtime.Send{Message: &runtime.SendMessage{Content: parts, DisplayContent: full}}
-			streamID, err := session.Send(ctx, send)
-			if err != nil {
-				mb.push(turnDoneMsg{id, err})
-				return nil
-			}
-			if ctx.Err() != nil {
-				session.Abort(runtime.ErrAborted)
-			}
-			follow(streamCtx, session, mb, id, streamID)
-			return nil
-		}
-		if expand != nil {
+		send := runtime.Send{Message: &runtime.SendMessage{}}
+		switch {
+		case q.content != nil:
+			// A prompt's messages (an MCP prompt): sent as they are,
+			// shown as typed.
+			send.Message.Content = append(parts, q.content...)
+			send.Message.DisplayContent = full
+		case expand != nil:
 			p, err := expand(ctx, full)
 			if err != nil {
 				mb.push(turnDoneMsg{id, fmt.Errorf("Exiting due to an error processing the @ command: %w", err)})
 				return nil
 			}
-			parts = append(parts, p...)
-		} else {
-			parts = append(parts, runtime.TextPart(full))
-		}
-		send := runtime.Send{Message: &runtime.SendMessage{Content: parts}}
-		if expand != nil || len(parts) > 1 {
+			send.Message.Content = append(parts, p...)
 			send.Message.DisplayContent = full
+		default:
+			send.Message.Content = append(parts, runtime.TextPart(full))
+			if len(send.Message.Content) > 1 {
+				send.Message.DisplayContent = full
+			}
 		}
 		streamID, err := session.Send(ctx, send)
 		if err != nil {
