@@ -43,11 +43,7 @@ func benchTurn(b *testing.B, n int) {
 	round := 0
 	for b.Loop() {
 		b.StopTimer()
-		for _, v := range vs {
-			if err := v.reset(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
+		resetAll(b, vs)
 		b.StartTimer()
 		for k := range vs {
 			i := (round + k) % len(vs)
@@ -99,6 +95,15 @@ func BenchmarkVariant(b *testing.B) {
 // warmUp runs a first turn of each variant: a session builds some things
 // once (the session context, the SQLite store's live object), not every
 // turn.
+// resetAll puts every variant's history back.
+func resetAll(b *testing.B, vs []*variant) {
+	for _, v := range vs {
+		if err := v.reset(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func warmUp(b *testing.B, vs []*variant) {
 	for _, v := range vs {
 		if err := v.reset(b.Context()); err != nil {
@@ -146,11 +151,7 @@ func benchGrowth(b *testing.B, name string) {
 	round := 0
 	for b.Loop() {
 		b.StopTimer()
-		for _, v := range vs {
-			if err := v.reset(ctx); err != nil {
-				b.Fatal(err)
-			}
-		}
+		resetAll(b, vs)
 		goruntime.GC()
 		b.StartTimer()
 		var cpu, wall [2]float64
